@@ -1,0 +1,113 @@
+import Redis, { RedisOptions } from 'ioredis';
+import { InvalidArgumentError } from './errors';
+import { IoredisLockNode, LockNode, describeClient } from './node';
+import { describe } from './options';
+
+/**
+ * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis
+ * client (never closed by the library), or any {@link LockNode}.
+ */
+export type NodeSpec = string | RedisOptions | Redis | LockNode;
+
+/**
+ * Settings forced on the clients the library creates. A command sent while a node is down must fail, not
+ * wait in an offline queue or be resent after a reconnect: a replayed SET could land on a restarted node
+ * long after the caller gave up on it.
+ */
+export const OWNED_CLIENT_SAFETY: Readonly<RedisOptions> = Object.freeze({
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+});
+
+/** Defaults for the clients the library creates; the caller's options override these. */
+const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
+  enableAutoPipelining: true,
+  connectTimeout: 2_000,
+  // Keep reconnecting, but never more often than every second once a node has been down a while.
+  retryStrategy: (times: number) => Math.min(times * 50, 1_000),
+});
+
+/** The nodes to talk to, and which ioredis clients this instance created (and must close). */
+export interface ResolvedNodes {
+  readonly nodes: LockNode[];
+  readonly owned: Redis[];
+}
+
+/** Turns specs into nodes, refusing an empty list and the same node twice (it would break independence). */
+export function resolveNodes(specs: unknown): ResolvedNodes {
+  if (!Array.isArray(specs) || specs.length === 0) {
+    throw new InvalidArgumentError(
+      `nodes must be a non-empty array of Redis connection strings, ioredis options or clients, got ${
+        Array.isArray(specs) ? 'an empty array' : describe(specs)
+      }. Example: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379', 'redis://10.0.0.3:6379'].`,
+    );
+  }
+  const nodes: LockNode[] = [];
+  const owned: Redis[] = [];
+  const seen = new Map<string, number>();
+  specs.forEach((spec: unknown, index) => {
+    const node = toNode(spec, index, owned);
+    const identity = identityOf(node);
+    const earlier = seen.get(identity);
+    if (earlier !== undefined) {
+      for (const client of owned) client.disconnect();
+      throw new InvalidArgumentError(
+        `nodes[${index}] and nodes[${earlier}] are the same node (${node.name}). Redlock needs independent ` +
+          'nodes: list each Redis server once.',
+      );
+    }
+    seen.set(identity, index);
+    nodes.push(node);
+  });
+  return { nodes, owned };
+}
+
+function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
+  if (typeof spec === 'string') {
+    if (!/^rediss?:\/\//.test(spec)) {
+      throw new InvalidArgumentError(
+        `nodes[${index}] must be a redis:// or rediss:// URL, got ${JSON.stringify(spec)}.`,
+      );
+    }
+    return ownedNode(new Redis(spec, { ...OWNED_CLIENT_DEFAULTS, ...OWNED_CLIENT_SAFETY }), owned);
+  }
+  if (spec === null || typeof spec !== 'object') {
+    throw new InvalidArgumentError(
+      `nodes[${index}] must be a connection string, ioredis options or a client, got ${describe(spec)}.`,
+    );
+  }
+  if (isLockNode(spec)) return spec;
+  if (isRedisClient(spec)) return new IoredisLockNode(spec);
+  const options = spec as RedisOptions;
+  return ownedNode(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...options, ...OWNED_CLIENT_SAFETY }), owned);
+}
+
+function ownedNode(client: Redis, owned: Redis[]): LockNode {
+  // Errors surface through commands and votes; without a listener ioredis would print each one.
+  client.on('error', () => undefined);
+  owned.push(client);
+  return new IoredisLockNode(client);
+}
+
+function isLockNode(value: object): value is LockNode {
+  const candidate = value as Partial<LockNode>;
+  return (
+    typeof candidate.acquire === 'function' &&
+    typeof candidate.release === 'function' &&
+    typeof candidate.extend === 'function' &&
+    typeof candidate.name === 'string'
+  );
+}
+
+/** Duck-typed, so a client from another copy of ioredis is recognised too. */
+export function isRedisClient(value: object): value is Redis {
+  const candidate = value as Partial<Redis>;
+  return typeof candidate.evalsha === 'function' && typeof candidate.status === 'string';
+}
+
+/** Nodes at the same address are the same node, whatever the database number or the spelling of localhost. */
+function identityOf(node: LockNode): string {
+  const name = node instanceof IoredisLockNode ? describeClient(node.client) : node.name;
+  return name.toLowerCase().replace(/^(localhost|\[::1\]|::1):/, '127.0.0.1:');
+}

@@ -1,0 +1,113 @@
+import type { Clock, Timer } from './clock';
+import type { LockNode } from './node';
+
+/**
+ * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
+ * the outcome was already decided when the fan-out resolved.
+ */
+export type Answer<T> =
+  | { readonly status: 'value'; readonly value: T }
+  | { readonly status: 'error'; readonly error: Error }
+  | { readonly status: 'timeout' }
+  | { readonly status: 'pending' };
+
+/** How a fan-out decides. */
+export interface FanOutPlan<T> {
+  readonly clock: Clock;
+  /** Per-node timeout in ms; unanswered nodes count as "no" after it. */
+  readonly timeout: number;
+  /** How many "yes" answers decide success. Failure is decided as soon as that many can no longer come. */
+  readonly needed: number;
+  /** Whether a value counts as "yes". */
+  isYes(value: T): boolean;
+  /** Wait for every node (or the timeout) even after the outcome is known. Used by release. */
+  readonly waitForAll?: boolean;
+  /**
+   * Receives every answer that arrives after the fan-out resolved, including answers from nodes that had
+   * already been counted as timed out. Straggling writes are never forgotten: the caller decides whether to
+   * undo them.
+   */
+  onLate?(index: number, answer: Answer<T>): void;
+}
+
+/** The result: per-node answers (index-aligned with the nodes) and how many said yes. */
+export interface FanOutResult<T> {
+  readonly answers: readonly Answer<T>[];
+  readonly yes: number;
+  readonly success: boolean;
+}
+
+const TIMED_OUT: Answer<never> = Object.freeze({ status: 'timeout' });
+const PENDING: Answer<never> = Object.freeze({ status: 'pending' });
+
+/**
+ * Sends `call` to every node at once and resolves the moment the outcome is known: `needed` yeses, or so
+ * many noes that `needed` has become impossible — without waiting for stragglers (unless `waitForAll`).
+ * Never rejects: a node's rejection is that node's "no".
+ */
+export function fanOut<T>(
+  nodes: readonly LockNode[],
+  call: (node: LockNode) => Promise<T>,
+  plan: FanOutPlan<T>,
+): Promise<FanOutResult<T>> {
+  return new Promise((resolve) => {
+    const total = nodes.length;
+    const answers: (Answer<T> | undefined)[] = new Array(total).fill(undefined);
+    let yes = 0;
+    let no = 0;
+    let done = false;
+    let timer: Timer | undefined;
+
+    const finish = (success: boolean, unanswered: Answer<T>): void => {
+      done = true;
+      timer?.cancel();
+      for (let i = 0; i < total; i++) if (answers[i] === undefined) answers[i] = unanswered;
+      resolve({ answers: answers as Answer<T>[], yes, success });
+    };
+    const decide = (): void => {
+      if (done) return;
+      const answered = yes + no;
+      if (plan.waitForAll) {
+        if (answered === total) finish(yes >= plan.needed, PENDING);
+      } else if (yes >= plan.needed) finish(true, PENDING);
+      else if (total - no < plan.needed) finish(false, PENDING);
+    };
+    const record = (index: number, answer: Answer<T>): void => {
+      // Answers from nodes that already timed out, or arrive after the decision, go to onLate.
+      if (done || answers[index] !== undefined) {
+        plan.onLate?.(index, answer);
+        return;
+      }
+      answers[index] = answer;
+      if (answer.status === 'value' && plan.isYes(answer.value)) yes++;
+      else no++;
+      decide();
+    };
+
+    timer = plan.clock.setTimeout(() => {
+      if (!done) finish(yes >= plan.needed, TIMED_OUT);
+    }, plan.timeout);
+
+    for (let i = 0; i < total; i++) {
+      let pending: Promise<T>;
+      try {
+        pending = call(nodes[i]);
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      pending.then(
+        (value) => record(i, { status: 'value', value }),
+        (error: unknown) => record(i, { status: 'error', error: toError(error) }),
+      );
+    }
+  });
+}
+
+/** The number of yes votes that makes a majority of `total` nodes. */
+export function quorumOf(total: number): number {
+  return Math.floor(total / 2) + 1;
+}
+
+export function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
