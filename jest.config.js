@@ -1,10 +1,10 @@
-/** Jest: TypeScript through ts-jest (transpile only; `npm run lint` type-checks), real Redis nodes per file. */
+/** Jest: TypeScript through ts-jest (transpile only, via tsconfig.spec.json; `npm run lint` type-checks). */
 module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
   },
   setupFilesAfterEnv: ['<rootDir>/test/setup/fail-on-unhandled-rejection.ts'],
   testTimeout: 30000,

@@ -15,15 +15,7 @@ export interface NodeVote {
    * - `pending`: not awaited, because the outcome was already decided by the other nodes.
    */
   readonly outcome:
-    | 'acquired'
-    | 'extended'
-    | 'released'
-    | 'busy'
-    | 'not-owner'
-    | 'refused'
-    | 'error'
-    | 'timeout'
-    | 'pending';
+    'acquired' | 'extended' | 'released' | 'busy' | 'not-owner' | 'refused' | 'error' | 'timeout' | 'pending';
   /** For `error`: the cause, as Redis or the client reported it. */
   readonly error?: Error;
   /** For `busy`: the holder's remaining time to live on this node, in ms. */

@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, LuaScript, RELEASE_SCRIPT } from './scripts';
 
 /** What a node answered to an acquire request. */
-export type AcquireReply = { readonly acquired: true } | { readonly acquired: false; readonly holderTtl: number };
+export type AcquireReply =
+  { readonly acquired: true } | { readonly acquired: false; readonly holderTtl: number };
 
 /**
  * One independent Redis node as the algorithm sees it. The core reaches Redis only through this interface,
@@ -37,7 +38,10 @@ export class NodeNotConnectedError extends Error {
 export class IoredisLockNode implements LockNode {
   readonly name: string;
 
-  constructor(readonly client: Redis, name?: string) {
+  constructor(
+    readonly client: Redis,
+    name?: string,
+  ) {
     this.name = name ?? describeClient(client);
   }
 
@@ -54,7 +58,11 @@ export class IoredisLockNode implements LockNode {
     return Number(await this.run(RELEASE_SCRIPT, keys, owner));
   }
 
-  private async run(script: LuaScript, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+  private async run(
+    script: LuaScript,
+    keys: readonly string[],
+    ...args: (string | number)[]
+  ): Promise<unknown> {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
     try {

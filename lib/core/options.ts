@@ -81,7 +81,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   if (typeof resolved.keyPrefix !== 'string') {
     throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
   }
-  const logger = options.logger === false ? undefined : options.logger ?? consoleLogger;
+  const logger = options.logger === false ? undefined : (options.logger ?? consoleLogger);
   if (logger !== undefined && typeof logger.warn !== 'function') {
     throw new InvalidArgumentError('logger must be false or an object with a warn(message) method.');
   }
@@ -129,13 +129,17 @@ function validateWait(value: unknown, name: string): void {
 
 function validatePositiveInteger(value: unknown, name: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(`${name} must be a positive whole number of milliseconds, got ${describe(value)}.`);
+    throw new InvalidArgumentError(
+      `${name} must be a positive whole number of milliseconds, got ${describe(value)}.`,
+    );
   }
 }
 
 function validateNonNegativeInteger(value: unknown, name: string): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidArgumentError(`${name} must be a whole number of milliseconds ≥ 0, got ${describe(value)}.`);
+    throw new InvalidArgumentError(
+      `${name} must be a whole number of milliseconds ≥ 0, got ${describe(value)}.`,
+    );
   }
 }
 

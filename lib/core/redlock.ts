@@ -121,7 +121,9 @@ export class Redlock implements LockOwner {
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn;
     const options = typeof optionsOrFn === 'function' ? undefined : optionsOrFn;
     if (typeof fn !== 'function') {
-      throw new InvalidArgumentError('using() needs a function to run while the lock is held, as its last argument.');
+      throw new InvalidArgumentError(
+        'using() needs a function to run while the lock is held, as its last argument.',
+      );
     }
     const lock = await this.acquire(resources, options);
     try {
@@ -152,7 +154,9 @@ export class Redlock implements LockOwner {
       needed: this.quorum,
       isYes: (extended) => extended,
     });
-    const votes = this.votesOf(result.answers, (extended) => ({ outcome: extended ? 'extended' : 'not-owner' }));
+    const votes = this.votesOf(result.answers, (extended) => ({
+      outcome: extended ? 'extended' : 'not-owner',
+    }));
     if (result.success) {
       const deadline = start + newTtl - this.driftOf(newTtl);
       if (deadline > this.clock.now()) {
@@ -199,18 +203,13 @@ export class Redlock implements LockOwner {
     return waitUntilReady(this.nodes, timeout);
   }
 
-  /** Closes the clients this instance created. Clients passed in ready-made are left open. */
-  async quit(): Promise<void> {
-    await Promise.all(
-      this.owned.map(async (client) => {
-        try {
-          if (client.status === 'ready') await client.quit();
-          else client.disconnect();
-        } catch {
-          client.disconnect();
-        }
-      }),
-    );
+  /**
+   * Closes the clients this instance created, politely (QUIT) where a node answers within `timeout` ms and
+   * by disconnecting otherwise, so a paused or unreachable node never holds up shutdown. Clients passed in
+   * ready-made are left open.
+   */
+  async quit(timeout = 1_000): Promise<void> {
+    await Promise.all(this.owned.map((client) => quitClient(client, timeout)));
   }
 
   private async acquireWithin(resources: string[], ttl: number, wait: number, throwOnBusy: boolean) {
@@ -225,7 +224,12 @@ export class Redlock implements LockOwner {
       }
       const elapsed = this.clock.now() - began;
       const holderTtl = attempt.kind === 'expired' ? undefined : attempt.holderTtl;
-      const backoff = backoffDelay(attempts, this.options.retryDelay, this.options.maxRetryDelay, this.random);
+      const backoff = backoffDelay(
+        attempts,
+        this.options.retryDelay,
+        this.options.maxRetryDelay,
+        this.random,
+      );
       const delay = nextDelay(backoff, wait - elapsed, holderTtl);
       if (delay === undefined) {
         // Final: undo every key this acquisition may have written, including on nodes that timed out.
@@ -333,7 +337,9 @@ export class Redlock implements LockOwner {
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
     if (!(lock instanceof Lock)) {
-      throw new InvalidArgumentError(`${operation}() needs a Lock returned by acquire(), got ${describe(lock)}.`);
+      throw new InvalidArgumentError(
+        `${operation}() needs a Lock returned by acquire(), got ${describe(lock)}.`,
+      );
     }
     if (lock.issuer !== this) {
       throw new InvalidArgumentError(
@@ -342,6 +348,20 @@ export class Redlock implements LockOwner {
       );
     }
   }
+}
+
+async function quitClient(client: Redis, timeout: number): Promise<void> {
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeout);
+  });
+  await Promise.race([client.quit().catch(() => undefined), gaveUp]);
+  clearTimeout(timer);
+  client.disconnect();
 }
 
 const ACQUIRED_VOTE = Object.freeze({ outcome: 'acquired' as const });

@@ -18,7 +18,11 @@ export function backoffDelay(
  * deadline, and when a busy holder's key will expire sooner than the backoff, wake up just after it does.
  * Returns undefined when the budget is used up.
  */
-export function nextDelay(backoff: number, remainingBudget: number, holderTtl: number | undefined): number | undefined {
+export function nextDelay(
+  backoff: number,
+  remainingBudget: number,
+  holderTtl: number | undefined,
+): number | undefined {
   if (remainingBudget <= 0) return undefined;
   let delay = backoff;
   if (holderTtl !== undefined && holderTtl >= 0 && holderTtl + 1 < delay) delay = holderTtl + 1;

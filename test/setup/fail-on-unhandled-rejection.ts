@@ -15,7 +15,7 @@ afterEach(async () => {
   // Let rejections from the test's last ticks surface before we look.
   await new Promise((resolve) => setImmediate(resolve));
   if (seen.length > 0) {
-    const reasons = seen.splice(0).map((r) => (r instanceof Error ? r.stack ?? r.message : String(r)));
+    const reasons = seen.splice(0).map((r) => (r instanceof Error ? (r.stack ?? r.message) : String(r)));
     throw new Error(`unhandled promise rejection(s) during this test:\n${reasons.join('\n---\n')}`);
   }
 });

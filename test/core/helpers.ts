@@ -1,0 +1,48 @@
+import { Redlock, RedlockOptions } from '../../lib/core';
+import type { RedisNodes } from '../support';
+
+/** Redlock instances created by a test file, all closed by {@link closeAll}. */
+const created: Redlock[] = [];
+
+/** A Redlock over the given nodes, connected, with logging off unless asked. */
+export async function redlockOn(nodes: RedisNodes, options: RedlockOptions = {}): Promise<Redlock> {
+  const redlock = new Redlock(nodes.urls, { logger: false, ...options });
+  created.push(redlock);
+  await redlock.connect(2_000);
+  return redlock;
+}
+
+export async function closeAll(): Promise<void> {
+  await Promise.all(created.splice(0).map((redlock) => redlock.quit()));
+}
+
+/**
+ * Values of `key` on every node via fresh admin connections: null where absent or the node is down,
+ * undefined where the node is paused (it cannot be read).
+ */
+export async function valuesOnNodes(nodes: RedisNodes, key: string): Promise<(string | null | undefined)[]> {
+  return Promise.all(
+    nodes.nodes.map(async (node) => {
+      if (node.paused) return undefined;
+      if (!node.running) return null;
+      const client = node.redis();
+      try {
+        return await client.get(key);
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+}
+
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` every 10 ms until it is true or `timeout` ms passed; returns its last value. */
+export async function eventually(condition: () => Promise<boolean>, timeout = 5_000): Promise<boolean> {
+  const end = Date.now() + timeout;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > end) return false;
+    await delay(10);
+  }
+}

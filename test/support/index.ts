@@ -1,0 +1,6 @@
+export { freePort } from './free-port';
+export { startRedisNodes } from './provision';
+export { startTcpProxy } from './tcp-proxy';
+export type { TcpProxy } from './tcp-proxy';
+export { ADMIN_CLIENT_OPTIONS } from './types';
+export type { NodeSource, RedisNodeHandle, RedisNodes, StartRedisNodesOptions } from './types';
