@@ -83,7 +83,7 @@ export class QuorumUnavailableError extends RedlockError {
       `Could not lock ${formatResources(resources)}: ` +
         (detail ?? `a quorum of ${quorum} of ${votes.length} nodes is needed, ${yes} agreed`) +
         ` (after ${attempts} attempt${attempts === 1 ? '' : 's'}). Nodes: ${formatVotes(votes)}. ` +
-        `Check that a majority of the Redis nodes is reachable and healthy.`,
+        hintsFor(votes),
       resources,
       votes,
     );
@@ -99,6 +99,25 @@ export class LockLostError extends RedlockError {
   constructor(resources: readonly string[], reason: string, votes: readonly NodeVote[] = []) {
     super(`Lock ${formatResources(resources)} was lost: ${reason}`, resources, votes);
   }
+}
+
+/** What to do about the node errors seen, one sentence per kind of error. */
+function hintsFor(votes: readonly NodeVote[]): string {
+  const hints = new Set<string>();
+  for (const vote of votes) {
+    const message = vote.error?.message ?? '';
+    if (message.startsWith('WRONGTYPE')) {
+      hints.add(
+        'A lock key holds data of another type: other code uses the same keys; set a distinct keyPrefix.',
+      );
+    } else if (message.startsWith('READONLY')) {
+      hints.add('A node is a read-only replica: list primaries only, each an independent server.');
+    } else if (message.startsWith('OOM')) {
+      hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
+    }
+  }
+  hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
+  return [...hints].join(' ');
 }
 
 /** `"a"` or `["a", "b"]`, for messages. */

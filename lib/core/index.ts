@@ -1,5 +1,6 @@
 export { Redlock } from './redlock';
-export type { ReleaseResult, RedlockInternals } from './redlock';
+export type { RedlockInternals } from './redlock';
+export type { ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type { LockNode, AcquireReply } from './node';
 export { IoredisLockNode } from './node';

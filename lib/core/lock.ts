@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
+import type { NodeVote } from './errors';
 
 /**
  * Shared between an acquisition and the lock it produced: whether keys written under this owner value are
@@ -9,10 +10,18 @@ export interface OwnerState {
   done: boolean;
 }
 
+/** What `release()` did on each node. Releasing never throws for Redis-side reasons. */
+export interface ReleaseResult {
+  /** How many nodes deleted this lock's keys (0 when it had already expired everywhere). */
+  readonly releasedOn: number;
+  /** Per-node answers: `released`, `not-owner` (nothing of ours was there), `error`, `timeout`. */
+  readonly votes: readonly NodeVote[];
+}
+
 /** Operations a {@link Lock} delegates to the instance that created it. */
 export interface LockOwner {
   extend(lock: Lock, ttl?: number): Promise<Lock>;
-  release(lock: Lock): Promise<unknown>;
+  release(lock: Lock): Promise<ReleaseResult>;
 }
 
 /**
@@ -75,7 +84,7 @@ export class Lock {
   }
 
   /** Releases the lock on every node. See `Redlock.release`. */
-  release(): Promise<unknown> {
+  release(): Promise<ReleaseResult> {
     return this.issuer.release(this);
   }
 

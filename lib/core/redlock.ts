@@ -9,7 +9,7 @@ import {
   formatResources,
   formatVotes,
 } from './errors';
-import { Lock, LockOwner, OwnerState, newOwnerValue } from './lock';
+import { Lock, LockOwner, OwnerState, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireReply, LockNode } from './node';
 import { NodeSpec, resolveNodes } from './node-specs';
 import {
@@ -25,14 +25,6 @@ import { Answer, fanOut, quorumOf } from './quorum';
 import { lockKey, normalizeResources } from './resources';
 import { backoffDelay, nextDelay } from './retry';
 import { ReadyState, waitUntilReady } from './readiness';
-
-/** What `release()` did on each node. Releasing never throws for Redis-side reasons. */
-export interface ReleaseResult {
-  /** How many nodes deleted this lock's keys (0 when it had already expired everywhere). */
-  readonly releasedOn: number;
-  /** Per-node answers: `released`, `not-owner` (nothing of ours was there), `error`, `timeout`. */
-  readonly votes: readonly NodeVote[];
-}
 
 /** Test and simulation hooks: a different clock and random source. */
 export interface RedlockInternals {

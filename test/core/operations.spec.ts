@@ -1,0 +1,234 @@
+import { IoredisLockNode, LockLostError, QuorumUnavailableError, Redlock } from '../../lib/core';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
+
+describe('Redlock operations on 5 real nodes', () => {
+  let nodes: RedisNodes;
+  let redlock: Redlock;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(5);
+    redlock = await redlockOn(nodes);
+  });
+  afterEach(async () => {
+    for (const node of nodes.nodes) if (!node.running) await node.start();
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  async function ttlsOnNodes(key: string): Promise<number[]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          return await admin.pttl(key);
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
+  it('writes the owner value under the prefixed key on every node and removes it on release', async () => {
+    const lock = await redlock.acquire('order:1');
+    expect(lock.value).toMatch(/^[A-Za-z0-9_-]{27}$/); // 20 random bytes, base64url
+    expect(await valuesOnNodes(nodes, 'redlock:{order:1}')).toEqual(Array(5).fill(lock.value));
+    const result = await lock.release();
+    expect(result).toMatchObject({ releasedOn: 5 });
+    expect(await valuesOnNodes(nodes, 'redlock:{order:1}')).toEqual(Array(5).fill(null));
+    // Releasing twice is harmless.
+    await expect(redlock.release(lock)).resolves.toEqual({ releasedOn: 0, votes: [] });
+  });
+
+  it('tryAcquire resolves null while someone else holds the resource, and leaves their keys alone', async () => {
+    const holder = await redlock.acquire('busy');
+    expect(await redlock.tryAcquire('busy')).toBeNull();
+    expect(await valuesOnNodes(nodes, 'redlock:{busy}')).toEqual(Array(5).fill(holder.value));
+    await holder.release();
+    const next = await redlock.tryAcquire('busy');
+    expect(next).not.toBeNull();
+    await next!.release();
+  });
+
+  it('extend() renews the ttl on every node and the validity', async () => {
+    const lock = await redlock.acquire('extend-me', { ttl: 1_000 });
+    await delay(300);
+    const before = lock.remainingTime;
+    await lock.extend(5_000);
+    expect(lock.remainingTime).toBeGreaterThan(before + 3_000);
+    for (const ttl of await ttlsOnNodes('redlock:{extend-me}')) expect(ttl).toBeGreaterThan(4_000);
+    await lock.release();
+  });
+
+  it('extend() of an expired lock, or of one another owner took over, throws LockLostError', async () => {
+    const lock = await redlock.acquire('lost', { ttl: 100 });
+    await delay(150);
+    await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
+
+    const other = await redlock.acquire('lost', { ttl: 5_000 });
+    // Fake validity so the extension is really attempted on the nodes: they all say "not the owner".
+    (lock as unknown as { setDeadline(d: number): void }).setDeadline(performance.now() + 10_000);
+    const error = (await lock.extend().catch((e: unknown) => e)) as LockLostError;
+    expect(error).toBeInstanceOf(LockLostError);
+    // Decided as soon as 3 nodes said so; none extended.
+    expect(error.votes.filter((v) => v.outcome === 'not-owner').length).toBeGreaterThanOrEqual(3);
+    expect(error.votes.some((v) => v.outcome === 'extended')).toBe(false);
+    expect(await valuesOnNodes(nodes, 'redlock:{lost}')).toEqual(Array(5).fill(other.value));
+    await other.release();
+  });
+
+  it("a release by a previous holder whose lock expired never deletes the new holder's keys", async () => {
+    const stale = await redlock.acquire('handover', { ttl: 100 });
+    await delay(150);
+    const fresh = await redlock.acquire('handover', { ttl: 5_000 });
+    const result = await stale.release();
+    expect(result.releasedOn).toBe(0);
+    expect(result.votes.every((v) => v.outcome === 'not-owner')).toBe(true);
+    expect(await valuesOnNodes(nodes, 'redlock:{handover}')).toEqual(Array(5).fill(fresh.value));
+    await fresh.release();
+  });
+
+  it('a lock cannot be released or extended through another Redlock instance', async () => {
+    const other = await redlockOn(nodes, { keyPrefix: 'other:' });
+    const lock = await redlock.acquire('mine');
+    await expect(other.release(lock)).rejects.toThrow(/acquired through another Redlock instance/);
+    await expect(other.extend(lock)).rejects.toThrow(/acquired through another Redlock instance/);
+    expect(await valuesOnNodes(nodes, 'redlock:{mine}')).toEqual(Array(5).fill(lock.value));
+    await lock.release();
+  });
+
+  it('keeps locking while the script cache is flushed mid-run (NOSCRIPT falls back to EVAL)', async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      for (let i = 0; i < 60; i++) {
+        if (i % 5 === 0) await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        const lock = await redlock.acquire(`flush:${i % 3}`, { wait: 0 });
+        if (i % 7 === 0) await lock.extend();
+        expect((await lock.release()).releasedOn).toBe(5);
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
+  it("retrying never blocks on the caller's own keys: a key with the same owner value counts as free", async () => {
+    const node = redlock.nodes[0] as IoredisLockNode;
+    const admin = nodes.nodes[0].redis();
+    try {
+      await admin.set('redlock:{own}', 'owner-x', 'PX', 60_000);
+      await expect(node.acquire(['redlock:{own}'], 'owner-x', 5_000)).resolves.toEqual({ acquired: true });
+      expect(await admin.pttl('redlock:{own}')).toBeLessThanOrEqual(5_000);
+      await expect(node.acquire(['redlock:{own}'], 'owner-y', 5_000)).resolves.toMatchObject({
+        acquired: false,
+      });
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('multi-resource acquisition is all-or-nothing on each node', async () => {
+    const holder = await redlock.acquire('b');
+    expect(await redlock.tryAcquire(['a', 'b', 'c'])).toBeNull();
+    expect(await valuesOnNodes(nodes, 'redlock:{a}')).toEqual(Array(5).fill(null));
+    expect(await valuesOnNodes(nodes, 'redlock:{c}')).toEqual(Array(5).fill(null));
+    await holder.release();
+    const all = await redlock.acquire(['a', 'b', 'c']);
+    for (const key of ['redlock:{a}', 'redlock:{b}', 'redlock:{c}']) {
+      expect(await valuesOnNodes(nodes, key)).toEqual(Array(5).fill(all.value));
+    }
+    await all.release();
+  });
+
+  it('using() releases after the work, also when it throws, and passes the error through unchanged', async () => {
+    const failure = new Error('the work failed');
+    await expect(
+      redlock.using('work', async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await valuesOnNodes(nodes, 'redlock:{work}')).toEqual(Array(5).fill(null));
+    await expect(redlock.using('work', { ttl: 2_000 }, async (lock) => lock.resources)).resolves.toEqual([
+      'work',
+    ]);
+    expect(await valuesOnNodes(nodes, 'redlock:{work}')).toEqual(Array(5).fill(null));
+  });
+});
+
+describe('Redis-side failures map to errors, never crash, never leave keys (3 real nodes)', () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterEach(async () => {
+    await closeAll();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  async function onEach(
+    run: (admin: ReturnType<RedisNodes['nodes'][0]['redis']>) => Promise<unknown>,
+    which = [0, 1, 2],
+  ) {
+    for (const i of which) {
+      const admin = nodes.nodes[i].redis();
+      try {
+        await run(admin);
+      } finally {
+        admin.disconnect();
+      }
+    }
+  }
+
+  it('WRONGTYPE (the key holds user data) is reported per node with the fix', async () => {
+    const redlock = await redlockOn(nodes);
+    await onEach((admin) => admin.hset('redlock:{user-data}', 'field', 'value'), [0, 1]);
+    const error = (await redlock
+      .acquire('user-data', { wait: 0 })
+      .catch((e: unknown) => e)) as QuorumUnavailableError;
+    expect(error).toBeInstanceOf(QuorumUnavailableError);
+    expect(error.message).toMatch(/WRONGTYPE/);
+    expect(error.message).toMatch(/keyPrefix/);
+    expect(error.votes.filter((v) => v.outcome === 'error')).toHaveLength(2);
+    // The one node that said yes was cleaned up; the user's data is untouched.
+    await onEach(async (admin) => expect(await admin.exists('redlock:{user-data}')).toBe(0), [2]);
+    await onEach(
+      async (admin) => expect(await admin.hget('redlock:{user-data}', 'field')).toBe('value'),
+      [0, 1],
+    );
+    await onEach((admin) => admin.flushall());
+  });
+
+  it('READONLY replicas and OOM nodes are errors in the votes, not crashes', async () => {
+    const redlock = await redlockOn(nodes);
+    const master = nodes.nodes[2];
+    await onEach((admin) => admin.replicaof('127.0.0.1', master.port), [0]);
+    await onEach((admin) => admin.config('SET', 'maxmemory', '1'), [1]);
+    try {
+      const error = (await redlock
+        .acquire('degraded', { wait: 0 })
+        .catch((e: unknown) => e)) as QuorumUnavailableError;
+      expect(error).toBeInstanceOf(QuorumUnavailableError);
+      expect(error.message).toMatch(/READONLY/);
+      expect(error.message).toMatch(/list primaries only/);
+      expect(error.message).toMatch(/OOM/);
+    } finally {
+      await onEach((admin) => admin.replicaof('NO', 'ONE'), [0]);
+      await onEach((admin) => admin.config('SET', 'maxmemory', '0'), [1]);
+    }
+    expect(await valuesOnNodes(nodes, 'redlock:{degraded}')).toEqual([null, null, null]);
+    const lock = await redlock.acquire('degraded');
+    await lock.release();
+  });
+
+  it('an even number of nodes logs a warning', async () => {
+    const warnings: string[] = [];
+    const redlock = new Redlock(nodes.urls.slice(0, 2), { logger: { warn: (m) => warnings.push(m) } });
+    await redlock.quit();
+    expect(warnings).toEqual([expect.stringMatching(/even count/)]);
+  });
+});
