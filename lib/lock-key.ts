@@ -35,6 +35,7 @@
  *
  * Pure module: nothing from `@nestjs/*` or `ioredis`.
  */
+import { RedlockError } from './core/errors';
 import * as messages from './lock-key.messages';
 
 /** Where the key comes from: a template, an array of templates, or a function of the method's arguments. */
@@ -53,12 +54,14 @@ export interface CompiledLockKey {
   readonly templates: readonly string[] | undefined;
 }
 
-/** A lock key source is malformed (at compile time) or cannot be rendered from a call's arguments. */
-export class InvalidLockKeyError extends Error {
+/**
+ * A lock key source is malformed (at compile time) or cannot be rendered from a call's arguments. A
+ * {@link RedlockError}, so `instanceof RedlockError` catches it with the library's other errors.
+ */
+export class InvalidLockKeyError extends RedlockError {
   /** @param message what happened, which method, which template or placeholder, and what to do */
   constructor(message: string) {
     super(message);
-    this.name = 'InvalidLockKeyError';
   }
 }
 

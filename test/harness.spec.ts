@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
 import { startRedisNodes, startTcpProxy, type RedisNodes, type TcpProxy } from './support';
