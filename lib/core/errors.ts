@@ -120,6 +120,14 @@ function hintsFor(votes: readonly NodeVote[]): string {
   return [...hints].join(' ');
 }
 
+/** The caller's `signal` aborted `acquire()`; any keys written so far are being removed. */
+export class AcquireAbortedError extends RedlockError {
+  constructor(resources: readonly string[], reason: unknown) {
+    super(`Acquiring ${formatResources(resources)} was aborted by the caller's signal.`, resources);
+    this.cause = reason;
+  }
+}
+
 /** `"a"` or `["a", "b"]`, for messages. */
 export function formatResources(resources: readonly string[]): string {
   return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);

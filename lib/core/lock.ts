@@ -24,43 +24,66 @@ export interface LockOwner {
   release(lock: Lock): Promise<ReleaseResult>;
 }
 
+/** What a lock was acquired with, as the {@link Lock} constructor takes it. */
+export interface LockGrant {
+  readonly resources: readonly string[];
+  readonly keys: readonly string[];
+  readonly fenceKeys: readonly string[];
+  readonly value: string;
+  readonly ttl: number;
+  readonly deadline: number;
+  readonly attempts: number;
+  readonly fencingToken: number | undefined;
+}
+
 /**
  * A lock held on a quorum of nodes. Valid until {@link Lock.remainingTime} reaches 0 unless extended; after
- * that it guarantees nothing.
+ * that it guarantees nothing, and {@link Lock.signal} aborts.
  */
 export class Lock {
+  /** The resources this lock holds, in the order they were given. */
+  readonly resources: readonly string[];
   /** The owner value written to every key: 20 random bytes, unique to this acquisition. */
   readonly value: string;
   /** The requested time to live, in ms (also the default for {@link Lock.extend}). */
   readonly ttl: number;
   /** How many attempts the acquisition took. */
   readonly attempts: number;
+  /**
+   * With fencing: a number that strictly increases across successive holders of each resource. Pass it
+   * to the resource you protect and have it reject writes carrying a smaller token than one already seen.
+   * Undefined without fencing.
+   */
+  readonly fencingToken: number | undefined;
+  /** @internal The Redis keys, aligned with `resources`. */
+  readonly keys: readonly string[];
+  /** @internal The fence counter keys (empty without fencing). */
+  readonly fenceKeys: readonly string[];
   private deadline: number;
   private released = false;
+  private lostReason: Error | undefined;
+  private controller: AbortController | undefined;
 
   /** @internal Locks are created by `Redlock`, never by users. */
   constructor(
-    /** The resources this lock holds, in the order they were given. */
-    readonly resources: readonly string[],
-    /** @internal The Redis keys, aligned with `resources`. */
-    readonly keys: readonly string[],
-    value: string,
-    ttl: number,
-    deadline: number,
-    attempts: number,
+    grant: LockGrant,
     /** @internal */ readonly state: OwnerState,
     /** @internal The instance that acquired it. */ readonly issuer: LockOwner,
     private readonly clock: Clock,
   ) {
-    this.value = value;
-    this.ttl = ttl;
-    this.deadline = deadline;
-    this.attempts = attempts;
+    this.resources = grant.resources;
+    this.keys = grant.keys;
+    this.fenceKeys = grant.fenceKeys;
+    this.value = grant.value;
+    this.ttl = grant.ttl;
+    this.deadline = grant.deadline;
+    this.attempts = grant.attempts;
+    this.fencingToken = grant.fencingToken;
   }
 
-  /** Milliseconds of guaranteed validity left (≤ 0 once expired). */
+  /** Milliseconds of guaranteed validity left (≤ 0 once expired or lost). */
   get remainingTime(): number {
-    return this.deadline - this.clock.now();
+    return this.lostReason ? 0 : this.deadline - this.clock.now();
   }
 
   /** Estimated wall-clock time (epoch ms) at which the validity ends. Informational; use `remainingTime`. */
@@ -68,7 +91,7 @@ export class Lock {
     return Date.now() + this.remainingTime;
   }
 
-  /** True once the validity ran out or the lock was released. */
+  /** True once the validity ran out, the lock was lost, or it was released. */
   get isExpired(): boolean {
     return this.released || this.remainingTime <= 0;
   }
@@ -76,6 +99,24 @@ export class Lock {
   /** True once `release()` was called. */
   get isReleased(): boolean {
     return this.released;
+  }
+
+  /** Why the lock was lost (a {@link LockLostError}), or undefined while it is not known to be lost. */
+  get lostError(): Error | undefined {
+    return this.lostReason;
+  }
+
+  /**
+   * Aborts, with a `LockLostError` as its reason, the moment the lock can no longer be guaranteed — when
+   * auto-extension (inside `using()` / `@Locked`) failed or the validity ran out. Pass it to cancellable
+   * work (fetch, database drivers) so the work stops instead of running unprotected.
+   */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostReason) this.controller.abort(this.lostReason);
+    }
+    return this.controller.signal;
   }
 
   /** Extends the lock to `ttl` ms (default: its original ttl) from now. See `Redlock.extend`. */
@@ -91,6 +132,19 @@ export class Lock {
   /** @internal */
   setDeadline(deadline: number): void {
     this.deadline = deadline;
+  }
+
+  /** @internal The deadline on the instance's monotonic clock. */
+  get validUntil(): number {
+    return this.deadline;
+  }
+
+  /** @internal Records the loss once and aborts the signal; returns false when it was already lost. */
+  markLost(reason: Error): boolean {
+    if (this.lostReason || this.released) return false;
+    this.lostReason = reason;
+    this.controller?.abort(reason);
+    return true;
   }
 
   /** @internal Marks the lock released; returns false when it already was. */

@@ -1,9 +1,27 @@
 import type { Redis } from 'ioredis';
-import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, LuaScript, RELEASE_SCRIPT } from './scripts';
+import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, FENCE_SCRIPT, LuaScript, RELEASE_SCRIPT } from './scripts';
+import { ReleaseChannels } from './release-channels';
+
+/** What an acquire request asks of one node. */
+export interface AcquireRequest {
+  /** The lock keys, one per resource. */
+  readonly keys: readonly string[];
+  /** With fencing: the fence counter keys, aligned with `keys`; otherwise empty. */
+  readonly fenceKeys: readonly string[];
+  readonly owner: string;
+  readonly ttl: number;
+  /** Refuse while the node has been up for less than this many ms (0 = no restart guard). */
+  readonly guardWindow: number;
+}
 
 /** What a node answered to an acquire request. */
 export type AcquireReply =
-  { readonly acquired: true } | { readonly acquired: false; readonly holderTtl: number };
+  /** Every key is now held by the owner; `token` is the raised fence counter (0 without fencing). */
+  | { readonly outcome: 'acquired'; readonly token: number }
+  /** Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished). */
+  | { readonly outcome: 'busy'; readonly holderTtl: number }
+  /** The node restarted `uptime` ms ago, within the restart-guard window, and refused. */
+  | { readonly outcome: 'refused'; readonly uptime: number };
 
 /**
  * One independent Redis node as the algorithm sees it. The core reaches Redis only through this interface,
@@ -13,11 +31,23 @@ export type AcquireReply =
 export interface LockNode {
   /** A stable, human-readable name used in messages (for Redis: `host:port`). */
   readonly name: string;
-  acquire(keys: readonly string[], owner: string, ttl: number): Promise<AcquireReply>;
+  acquire(request: AcquireRequest): Promise<AcquireReply>;
+  /** Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. */
+  fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+  ): Promise<boolean>;
   /** Resolves true when every key was still held by `owner` and now has the new ttl. */
   extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean>;
   /** Resolves the number of keys deleted (only keys held by `owner` are deleted). */
   release(keys: readonly string[], owner: string): Promise<number>;
+  /**
+   * Optional: calls `listener` when one of `keys` is released on this node. Resolves an unsubscribe
+   * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
+   */
+  watch?(keys: readonly string[], listener: () => void): Promise<() => void>;
 }
 
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
@@ -37,6 +67,7 @@ export class NodeNotConnectedError extends Error {
  */
 export class IoredisLockNode implements LockNode {
   readonly name: string;
+  private channels: ReleaseChannels | undefined;
 
   constructor(
     readonly client: Redis,
@@ -45,9 +76,31 @@ export class IoredisLockNode implements LockNode {
     this.name = name ?? describeClient(client);
   }
 
-  async acquire(keys: readonly string[], owner: string, ttl: number): Promise<AcquireReply> {
-    const reply = (await this.run(ACQUIRE_SCRIPT, keys, owner, ttl)) as [number, number?];
-    return reply[0] === 1 ? ACQUIRED : { acquired: false, holderTtl: Number(reply[1] ?? -1) };
+  async acquire(request: AcquireRequest): Promise<AcquireReply> {
+    const { keys, fenceKeys } = request;
+    const fencing = fenceKeys.length > 0;
+    const reply = (await this.run(
+      ACQUIRE_SCRIPT,
+      fencing ? [...keys, ...fenceKeys] : keys,
+      request.owner,
+      request.ttl,
+      keys.length,
+      request.guardWindow,
+      fencing ? 1 : 0,
+    )) as [number, number | string];
+    const code = reply[0];
+    if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
+    if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
+    return { outcome: 'refused', uptime: Number(reply[1]) };
+  }
+
+  async fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+  ): Promise<boolean> {
+    return (await this.run(FENCE_SCRIPT, [...keys, ...fenceKeys], owner, String(token))) === 1;
   }
 
   async extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
@@ -56,6 +109,17 @@ export class IoredisLockNode implements LockNode {
 
   async release(keys: readonly string[], owner: string): Promise<number> {
     return Number(await this.run(RELEASE_SCRIPT, keys, owner));
+  }
+
+  watch(keys: readonly string[], listener: () => void): Promise<() => void> {
+    this.channels ??= new ReleaseChannels(this.client);
+    return this.channels.watch(keys, listener);
+  }
+
+  /** Closes the subscriber connection, if one was opened. */
+  close(): void {
+    this.channels?.close();
+    this.channels = undefined;
   }
 
   private async run(
@@ -74,8 +138,6 @@ export class IoredisLockNode implements LockNode {
     }
   }
 }
-
-const ACQUIRED: AcquireReply = Object.freeze({ acquired: true });
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */
 export function describeClient(client: Redis): string {

@@ -25,7 +25,29 @@ export interface RedlockOptions {
   maxRetryDelay?: number;
   /** Prefix of every key the library writes, keeping locks apart from data keys. Default `'redlock:'`. */
   keyPrefix?: string;
-  /** Where warnings go (e.g. an even number of nodes). Default: `console.warn`. `false` silences them. */
+  /**
+   * Fencing tokens: every lock carries a `fencingToken` that strictly increases across successive holders
+   * of a resource. Costs one more round trip per acquisition. Default false.
+   */
+  fencing?: boolean;
+  /**
+   * Restart guard: a node refuses locks during its first `window` ms of uptime, so a node that restarted
+   * empty cannot hand a lock still held elsewhere to a second owner. `true` = a window equal to the largest
+   * of the instance's ttl and the call's ttl; a number = at least that many ms; `false` = off. Set it to the
+   * largest ttl any of your services uses. Default true.
+   */
+  restartGuard?: boolean | number;
+  /**
+   * Inside `using()` (and `@Locked`), renew the lock while the work runs; when renewal fails, the lock's
+   * `signal` aborts. Default true.
+   */
+  autoExtend?: boolean;
+  /**
+   * When work inside `using()` finishes after its lock was lost: `'throw'` rejects with `LockLostError`,
+   * `'warn'` logs a warning and returns the work's result. Default `'throw'`.
+   */
+  onLockLost?: 'throw' | 'warn';
+  /** Where warnings go (even node count, lost locks). Default: `console.warn`. `false` silences them. */
   logger?: RedlockLogger | false;
 }
 
@@ -35,6 +57,29 @@ export interface AcquireOptions {
   ttl?: number;
   /** How long to keep retrying, in ms (ignored by `tryAcquire()`, which makes one attempt). */
   wait?: number;
+  /** Hand out a fencing token with this lock. */
+  fencing?: boolean;
+  /** Aborting stops waiting and retrying at once and removes any keys written so far. */
+  signal?: AbortSignal;
+}
+
+/** Per-call options of `using()`: those of `acquire()` plus what happens while the work runs. */
+export interface UsingOptions extends AcquireOptions {
+  /** Renew the lock while the work runs (default: the instance's `autoExtend`). */
+  autoExtend?: boolean;
+  /** What happens when the work finishes after the lock was lost (default: the instance's `onLockLost`). */
+  onLockLost?: 'throw' | 'warn';
+}
+
+/** The effective settings of one call. */
+export interface CallSettings {
+  readonly ttl: number;
+  readonly wait: number;
+  readonly fencing: boolean;
+  readonly guardWindow: number;
+  readonly signal: AbortSignal | undefined;
+  readonly autoExtend: boolean;
+  readonly onLockLost: 'throw' | 'warn';
 }
 
 /** The instance options after defaults were applied and everything was validated. */
@@ -51,6 +96,10 @@ export const DEFAULT_OPTIONS = Object.freeze({
   retryDelay: 10,
   maxRetryDelay: 200,
   keyPrefix: 'redlock:',
+  fencing: false,
+  restartGuard: true as boolean | number,
+  autoExtend: true,
+  onLockLost: 'throw' as 'throw' | 'warn',
 });
 
 const consoleLogger: RedlockLogger = { warn: (message) => console.warn(`[redlock] ${message}`) };
@@ -78,6 +127,18 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
       `maxRetryDelay (${resolved.maxRetryDelay}) must not be smaller than retryDelay (${resolved.retryDelay}).`,
     );
   }
+  validateBoolean(resolved.fencing, 'fencing');
+  validateBoolean(resolved.autoExtend, 'autoExtend');
+  validateOnLockLost(resolved.onLockLost);
+  const guard = resolved.restartGuard;
+  if (
+    typeof guard !== 'boolean' &&
+    !(typeof guard === 'number' && Number.isSafeInteger(guard) && guard >= 0)
+  ) {
+    throw new InvalidArgumentError(
+      `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(guard)}.`,
+    );
+  }
   if (typeof resolved.keyPrefix !== 'string') {
     throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
   }
@@ -88,22 +149,41 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   return Object.freeze({ ...resolved, logger });
 }
 
-/** Validates per-call options against the instance's; returns the effective ttl and wait. */
-export function resolveAcquireOptions(
-  options: AcquireOptions | undefined,
+/** Validates per-call options against the instance's and returns the effective settings of the call. */
+export function resolveCallOptions(
+  options: UsingOptions | undefined,
   defaults: ResolvedOptions,
-): { ttl: number; wait: number } {
-  if (options === undefined) return defaults;
-  if (options === null || typeof options !== 'object') {
+  known: ReadonlySet<string> = ACQUIRE_OPTION_KEYS,
+): CallSettings {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
     throw new InvalidArgumentError(`acquire options must be an object, got ${describe(options)}.`);
   }
-  rejectUnknownKeys(options, ACQUIRE_OPTION_KEYS, 'acquire option');
-  const ttl = options.ttl ?? defaults.ttl;
-  const wait = options.wait ?? defaults.wait;
+  const given = options ?? {};
+  rejectUnknownKeys(given, known, 'acquire option');
+  const ttl = given.ttl ?? defaults.ttl;
+  const wait = given.wait ?? defaults.wait;
+  const fencing = given.fencing ?? defaults.fencing;
+  const autoExtend = given.autoExtend ?? defaults.autoExtend;
+  const onLockLost = given.onLockLost ?? defaults.onLockLost;
   validateTtl(ttl, 'ttl');
   validateWait(wait, 'wait');
-  return { ttl, wait };
+  validateBoolean(fencing, 'fencing');
+  validateBoolean(autoExtend, 'autoExtend');
+  validateOnLockLost(onLockLost);
+  const signal = given.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
+  }
+  const guard = defaults.restartGuard;
+  const guardWindow = guard === false ? 0 : Math.max(guard === true ? 0 : guard, defaults.ttl, ttl);
+  return { ttl, wait, fencing, guardWindow, signal, autoExtend, onLockLost };
 }
+
+/** @deprecated internal alias kept for the NestJS layer: use {@link resolveCallOptions}. */
+export const resolveAcquireOptions = (
+  options: AcquireOptions | undefined,
+  defaults: ResolvedOptions,
+): CallSettings => resolveCallOptions(options, defaults);
 
 /** ttl: a positive safe integer of ms, long enough to leave some validity after the drift allowance. */
 export function validateTtl(value: unknown, name: string): asserts value is number {
@@ -116,6 +196,17 @@ export function validateTtl(value: unknown, name: string): asserts value is numb
     throw new InvalidArgumentError(
       `${name} of ${value} ms is too short to leave any validity after the drift allowance; use at least 10 ms.`,
     );
+  }
+}
+
+function validateBoolean(value: unknown, name: string): void {
+  if (typeof value !== 'boolean')
+    throw new InvalidArgumentError(`${name} must be true or false, got ${describe(value)}.`);
+}
+
+function validateOnLockLost(value: unknown): void {
+  if (value !== 'throw' && value !== 'warn') {
+    throw new InvalidArgumentError(`onLockLost must be 'throw' or 'warn', got ${describe(value)}.`);
   }
 }
 
@@ -144,7 +235,13 @@ function validateNonNegativeInteger(value: unknown, name: string): void {
 }
 
 const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
-const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'wait']);
+const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'wait', 'fencing', 'signal']);
+/** The option names `using()` accepts. */
+export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
+  ...ACQUIRE_OPTION_KEYS,
+  'autoExtend',
+  'onLockLost',
+]);
 
 /** A misspelt option would otherwise be ignored silently and the default used instead. */
 export function rejectUnknownKeys(object: object, known: ReadonlySet<string>, what: string): void {

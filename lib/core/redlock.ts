@@ -1,30 +1,36 @@
 import type Redis from 'ioredis';
-import { Clock, sleep, systemClock } from './clock';
+import { AcquisitionContext, acquireWithRetries } from './acquisition';
+import type { Attempt } from './attempt';
+import { keepAlive } from './auto-extend';
+import { Clock, systemClock } from './clock';
 import {
   InvalidArgumentError,
   LockBusyError,
   LockLostError,
-  NodeVote,
   QuorumUnavailableError,
   formatResources,
   formatVotes,
 } from './errors';
 import { Lock, LockOwner, OwnerState, ReleaseResult, newOwnerValue } from './lock';
-import type { AcquireReply, LockNode } from './node';
+import { IoredisLockNode, LockNode } from './node';
 import { NodeSpec, resolveNodes } from './node-specs';
 import {
   AcquireOptions,
+  CallSettings,
   RedlockOptions,
   ResolvedOptions,
+  USING_OPTION_KEYS,
+  UsingOptions,
   describe,
-  resolveAcquireOptions,
+  resolveCallOptions,
   resolveOptions,
   validateTtl,
 } from './options';
-import { Answer, fanOut, quorumOf } from './quorum';
-import { lockKey, normalizeResources } from './resources';
-import { backoffDelay, nextDelay } from './retry';
+import { fanOut, quorumOf } from './quorum';
 import { ReadyState, waitUntilReady } from './readiness';
+import { fenceKey, lockKey, normalizeResources } from './resources';
+import { quitClient } from './shutdown';
+import { votesOf } from './votes';
 
 /** Test and simulation hooks: a different clock and random source. */
 export interface RedlockInternals {
@@ -32,11 +38,15 @@ export interface RedlockInternals {
   random?: () => number;
 }
 
-/** The result of one acquisition attempt. */
-type Attempt =
-  | { kind: 'acquired'; deadline: number; votes: NodeVote[] }
-  | { kind: 'busy' | 'unavailable'; votes: NodeVote[]; holderTtl: number | undefined }
-  | { kind: 'expired'; votes: NodeVote[]; elapsed: number };
+/** Counters for metrics and tests. */
+export interface RedlockStats {
+  /** Waiters woken by a release announcement. */
+  wokenByRelease: number;
+  /** Waiters woken by their timer (holder's ttl or backoff). */
+  wokenByTimer: number;
+  /** Locks declared lost while held (failed renewal or validity ran out). */
+  locksLost: number;
+}
 
 /**
  * The Redlock algorithm over N independent Redis nodes (DESIGN §3): acquire on a majority within the ttl,
@@ -49,9 +59,10 @@ export class Redlock implements LockOwner {
   readonly quorum: number;
   /** The effective options (defaults applied). */
   readonly options: ResolvedOptions;
+  /** Counters: how waiters woke, how many locks were lost. */
+  readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
   private readonly owned: Redis[];
-  private readonly clock: Clock;
-  private readonly random: () => number;
+  private readonly context: AcquisitionContext;
 
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or {@link LockNode}s — one per
@@ -64,8 +75,19 @@ export class Redlock implements LockOwner {
     this.nodes = resolved.nodes;
     this.owned = resolved.owned;
     this.quorum = quorumOf(this.nodes.length);
-    this.clock = internals.clock ?? systemClock;
-    this.random = internals.random ?? Math.random;
+    const driftFactor = this.options.driftFactor;
+    this.context = {
+      nodes: this.nodes,
+      quorum: this.quorum,
+      clock: internals.clock ?? systemClock,
+      random: internals.random ?? Math.random,
+      nodeTimeout: this.options.nodeTimeout,
+      retryDelay: this.options.retryDelay,
+      maxRetryDelay: this.options.maxRetryDelay,
+      drift: (ttl) => Math.round(ttl * driftFactor) + 2,
+      releaseEverywhere: (keys, owner) => this.releaseKeys(keys, owner),
+      stats: this.stats,
+    };
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(
         `${this.nodes.length} nodes: an even count tolerates no more failures than ${this.nodes.length - 1} ` +
@@ -76,13 +98,12 @@ export class Redlock implements LockOwner {
 
   /**
    * Acquires a lock on every resource, retrying within `wait` ms while they are busy or too few nodes answer.
-   * Throws {@link LockBusyError} or {@link QuorumUnavailableError} when the budget runs out; every key written
-   * along the way has then been removed.
+   * Throws {@link LockBusyError} or {@link QuorumUnavailableError} when the budget runs out, and
+   * `AcquireAbortedError` when `signal` aborts; every key written along the way has then been removed.
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
     const list = normalizeResources(resources);
-    const { ttl, wait } = resolveAcquireOptions(options, this.options);
-    return this.acquireWithin(list, ttl, wait, true) as Promise<Lock>;
+    return (await this.acquireWith(list, resolveCallOptions(options, this.options), true)) as Lock;
   }
 
   /**
@@ -91,23 +112,25 @@ export class Redlock implements LockOwner {
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
     const list = normalizeResources(resources);
-    const { ttl } = resolveAcquireOptions(options, this.options);
-    return this.acquireWithin(list, ttl, 0, false);
+    const settings = resolveCallOptions(options, this.options);
+    return this.acquireWith(list, { ...settings, wait: 0 }, false);
   }
 
   /**
-   * Runs `fn` while holding the lock and always releases it afterwards. The result or error of `fn` is
-   * passed through unchanged; a failed release never hides it.
+   * Runs `fn` while holding the lock and always releases it afterwards. The lock is renewed while `fn`
+   * runs (`autoExtend`); if it is lost, `lock.signal` aborts and — once `fn` finishes — `using()` rejects
+   * with {@link LockLostError} (or only warns, with `onLockLost: 'warn'`). An error thrown by `fn` is passed
+   * through unchanged, and a failed release never hides `fn`'s result or error.
    */
   using<T>(resources: string | readonly string[], fn: (lock: Lock) => Promise<T>): Promise<T>;
   using<T>(
     resources: string | readonly string[],
-    options: AcquireOptions,
+    options: UsingOptions,
     fn: (lock: Lock) => Promise<T>,
   ): Promise<T>;
   async using<T>(
     resources: string | readonly string[],
-    optionsOrFn: AcquireOptions | ((lock: Lock) => Promise<T>),
+    optionsOrFn: UsingOptions | ((lock: Lock) => Promise<T>),
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn;
@@ -117,12 +140,52 @@ export class Redlock implements LockOwner {
         'using() needs a function to run while the lock is held, as its last argument.',
       );
     }
-    const lock = await this.acquire(resources, options);
+    const list = normalizeResources(resources);
+    const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
+    const lock = (await this.acquireWith(list, settings, true)) as Lock;
+    return this.runHolding(lock, settings, () => fn(lock));
+  }
+
+  /**
+   * Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it. The loss
+   * policy and pass-through rules are those of {@link using}. Used by `using()` and the NestJS layer.
+   */
+  async runHolding<T>(
+    lock: Lock,
+    settings: Pick<CallSettings, 'autoExtend' | 'onLockLost'>,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    const stop = settings.autoExtend ? this.keepAlive(lock) : undefined;
+    let result: T;
     try {
-      return await fn(lock);
+      result = await work();
     } finally {
+      stop?.();
       await this.release(lock);
     }
+    const lost = lock.lostError ?? (lock.remainingTime <= 0 ? this.expiredDuringWork(lock) : undefined);
+    if (lost) {
+      if (settings.onLockLost === 'throw') throw lost;
+      this.options.logger?.warn(`${lost.message} The work finished anyway (onLockLost: 'warn').`);
+    }
+    return result;
+  }
+
+  /**
+   * Renews `lock` in the background until the returned function is called (see `using()`); when renewal
+   * fails, the lock's `signal` aborts with a {@link LockLostError}.
+   */
+  keepAlive(lock: Lock): () => void {
+    this.checkOwnLock(lock, 'keepAlive');
+    return keepAlive(
+      lock,
+      this.context.clock,
+      (held) => this.extend(held),
+      (lost, error) => {
+        this.stats.locksLost++;
+        this.options.logger?.warn(`${error.message} Work still running under it is no longer protected.`);
+      },
+    );
   }
 
   /**
@@ -137,26 +200,29 @@ export class Redlock implements LockOwner {
     validateTtl(newTtl, 'ttl');
     if (lock.isReleased) throw new LockLostError(lock.resources, 'it was already released.');
     if (lock.remainingTime <= 0) {
-      throw new LockLostError(lock.resources, 'its validity ran out before the extension was attempted.');
+      throw (
+        lock.lostError ?? new LockLostError(lock.resources, 'its validity ran out before it was extended.')
+      );
     }
-    const start = this.clock.now();
+    const { clock } = this.context;
+    const start = clock.now();
     const result = await fanOut(this.nodes, (node) => node.extend(lock.keys, lock.value, newTtl), {
-      clock: this.clock,
+      clock,
       timeout: this.options.nodeTimeout,
       needed: this.quorum,
       isYes: (extended) => extended,
     });
-    const votes = this.votesOf(result.answers, (extended) => ({
-      outcome: extended ? 'extended' : 'not-owner',
-    }));
     if (result.success) {
-      const deadline = start + newTtl - this.driftOf(newTtl);
-      if (deadline > this.clock.now()) {
+      const deadline = start + newTtl - this.context.drift(newTtl);
+      // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
+      if (deadline > clock.now() && !lock.lostError) {
         lock.setDeadline(deadline);
         return lock;
       }
-      throw new LockLostError(lock.resources, 'the extension took longer than its ttl.', votes);
     }
+    const votes = votesOf(this.nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER));
+    if (result.success)
+      throw new LockLostError(lock.resources, 'the extension took longer than its ttl.', votes);
     const notOwner = votes.filter((vote) => vote.outcome === 'not-owner').length;
     if (this.nodes.length - notOwner < this.quorum) {
       throw new LockLostError(
@@ -170,8 +236,8 @@ export class Redlock implements LockOwner {
       votes,
       1,
       this.quorum,
-      `could not extend: a quorum of ${this.quorum} of ${this.nodes.length} nodes is needed, ${result.yes} agreed; ` +
-        `the lock is unchanged`,
+      `could not extend: a quorum of ${this.quorum} of ${this.nodes.length} nodes is needed, ${result.yes} ` +
+        'agreed; the lock is unchanged',
     );
   }
 
@@ -197,134 +263,83 @@ export class Redlock implements LockOwner {
 
   /**
    * Closes the clients this instance created, politely (QUIT) where a node answers within `timeout` ms and
-   * by disconnecting otherwise, so a paused or unreachable node never holds up shutdown. Clients passed in
-   * ready-made are left open.
+   * by disconnecting otherwise, so a paused or unreachable node never holds up shutdown; also the
+   * subscriber connections it opened for waiters. Clients passed in ready-made are left open.
    */
   async quit(timeout = 1_000): Promise<void> {
+    for (const node of this.nodes) if (node instanceof IoredisLockNode) node.close();
     await Promise.all(this.owned.map((client) => quitClient(client, timeout)));
   }
 
-  private async acquireWithin(resources: string[], ttl: number, wait: number, throwOnBusy: boolean) {
-    const keys = resources.map((resource) => lockKey(this.options.keyPrefix, resource));
+  private async acquireWith(
+    resources: string[],
+    settings: CallSettings,
+    throwOnBusy: boolean,
+  ): Promise<Lock | null> {
+    const prefix = this.options.keyPrefix;
+    const keys = resources.map((resource) => lockKey(prefix, resource));
+    const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
     const owner = newOwnerValue();
     const state: OwnerState = { done: false };
-    const began = this.clock.now();
-    for (let attempts = 1; ; attempts++) {
-      const attempt = await this.attempt(keys, owner, ttl, state);
-      if (attempt.kind === 'acquired') {
-        return new Lock(resources, keys, owner, ttl, attempt.deadline, attempts, state, this, this.clock);
-      }
-      const elapsed = this.clock.now() - began;
-      const holderTtl = attempt.kind === 'expired' ? undefined : attempt.holderTtl;
-      const backoff = backoffDelay(
-        attempts,
-        this.options.retryDelay,
-        this.options.maxRetryDelay,
-        this.random,
-      );
-      const delay = nextDelay(backoff, wait - elapsed, holderTtl);
-      if (delay === undefined) {
-        // Final: undo every key this acquisition may have written, including on nodes that timed out.
-        state.done = true;
-        await this.releaseKeys(keys, owner);
-        if (attempt.kind === 'busy' && !throwOnBusy) return null;
-        throw this.failure(resources, attempt, attempts, elapsed, ttl);
-      }
-      // Not awaited: on each node it is sent before the next attempt's acquire, on the same connection.
-      void this.releaseKeys(keys, owner);
-      await sleep(this.clock, delay);
-    }
-  }
-
-  /** One attempt (DESIGN §3 steps 1–4). The validity clock starts before the first command is sent. */
-  private async attempt(keys: string[], owner: string, ttl: number, state: OwnerState): Promise<Attempt> {
-    const start = this.clock.now();
-    const result = await fanOut(this.nodes, (node) => node.acquire(keys, owner, ttl), {
-      clock: this.clock,
-      timeout: this.options.nodeTimeout,
-      needed: this.quorum,
-      isYes: (reply) => reply.acquired,
-      onLate: (index, answer) => this.onLateAcquire(index, answer, keys, owner, state),
-    });
-    const votes = this.votesOf(result.answers, (reply) =>
-      reply.acquired ? ACQUIRED_VOTE : { outcome: 'busy', holderTtl: reply.holderTtl },
+    const request = { keys, fenceKeys, owner, ttl: settings.ttl, guardWindow: settings.guardWindow };
+    const result = await acquireWithRetries(
+      this.context,
+      resources,
+      request,
+      settings.wait,
+      state,
+      settings.signal,
     );
-    if (result.success) {
-      const elapsed = this.clock.now() - start;
-      if (ttl - elapsed - this.driftOf(ttl) > 0) {
-        return { kind: 'acquired', deadline: start + ttl - this.driftOf(ttl), votes };
-      }
-      return { kind: 'expired', votes, elapsed };
+    if (result.kind === 'acquired') {
+      const { deadline, token } = result.attempt;
+      const grant = {
+        resources,
+        keys,
+        fenceKeys,
+        value: owner,
+        ttl: settings.ttl,
+        deadline,
+        attempts: result.attempts,
+        fencingToken: token,
+      };
+      return new Lock(grant, state, this, this.context.clock);
     }
-    let busy = 0;
-    let unavailable = 0;
-    let holderTtl: number | undefined;
-    for (const vote of votes) {
-      if (vote.outcome === 'busy') {
-        busy++;
-        if (vote.holderTtl !== undefined && vote.holderTtl >= 0) {
-          holderTtl = holderTtl === undefined ? vote.holderTtl : Math.min(holderTtl, vote.holderTtl);
-        }
-      } else if (vote.outcome === 'error' || vote.outcome === 'timeout') unavailable++;
-    }
-    // Contention when enough nodes answered for a quorum to be possible; otherwise the nodes are the problem.
-    const kind = busy > 0 && this.nodes.length - unavailable >= this.quorum ? 'busy' : 'unavailable';
-    return { kind, votes, holderTtl };
-  }
-
-  /** An answer that came after its attempt was decided: undo its write if nobody wants the keys anymore. */
-  private onLateAcquire(
-    index: number,
-    answer: Answer<AcquireReply>,
-    keys: string[],
-    owner: string,
-    state: OwnerState,
-  ): void {
-    if (answer.status === 'value' && answer.value.acquired && state.done) {
-      this.nodes[index].release(keys, owner).catch(() => undefined);
-    }
+    if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
+    throw this.failure(resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
   }
 
   private async releaseKeys(keys: readonly string[], owner: string): Promise<ReleaseResult> {
     const result = await fanOut(this.nodes, (node) => node.release(keys, owner), {
-      clock: this.clock,
+      clock: this.context.clock,
       timeout: this.options.nodeTimeout,
       needed: this.nodes.length,
       isYes: () => true,
       waitForAll: true,
     });
-    const votes = this.votesOf(result.answers, (deleted) => (deleted > 0 ? RELEASED_VOTE : NOT_OWNER_VOTE));
+    const votes = votesOf(this.nodes, result.answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
     return { releasedOn: votes.filter((vote) => vote.outcome === 'released').length, votes };
   }
 
-  private failure(resources: string[], attempt: Attempt, attempts: number, elapsed: number, ttl: number) {
+  private failure(
+    resources: string[],
+    attempt: Exclude<Attempt, { kind: 'acquired' }>,
+    attempts: number,
+    elapsed: number,
+    ttl: number,
+  ) {
     if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
     const detail =
       attempt.kind === 'expired'
         ? `the quorum was reached only after ${Math.round(attempt.elapsed)} ms, leaving no validity of the ` +
-          `${ttl} ms ttl (drift allowance ${this.driftOf(ttl)} ms); use a longer ttl or faster nodes`
-        : undefined;
+          `${ttl} ms ttl (drift allowance ${this.context.drift(ttl)} ms); use a longer ttl or faster nodes`
+        : attempt.detail;
     return new QuorumUnavailableError(resources, attempt.votes, attempts, this.quorum, detail);
   }
 
-  /** Clock drift allowance for a ttl: `round(ttl × driftFactor) + 2` ms. */
-  private driftOf(ttl: number): number {
-    return Math.round(ttl * this.options.driftFactor) + 2;
-  }
-
-  /** Per-node votes for messages and results; `vote` says what a value means. */
-  private votesOf<T>(answers: readonly Answer<T>[], vote: (value: T) => Omit<NodeVote, 'node'>): NodeVote[] {
-    return answers.map((answer, index): NodeVote => {
-      const node = this.nodes[index].name;
-      switch (answer.status) {
-        case 'value':
-          return { node, ...vote(answer.value) };
-        case 'error':
-          return { node, outcome: 'error', error: answer.error };
-        default:
-          return { node, outcome: answer.status };
-      }
-    });
+  private expiredDuringWork(lock: Lock): LockLostError {
+    const error = new LockLostError(lock.resources, 'its validity ran out while the work was running.');
+    if (lock.markLost(error)) this.stats.locksLost++;
+    return error;
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
@@ -342,20 +357,7 @@ export class Redlock implements LockOwner {
   }
 }
 
-async function quitClient(client: Redis, timeout: number): Promise<void> {
-  if (client.status !== 'ready') {
-    client.disconnect();
-    return;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeout);
-  });
-  await Promise.race([client.quit().catch(() => undefined), gaveUp]);
-  clearTimeout(timer);
-  client.disconnect();
-}
-
-const ACQUIRED_VOTE = Object.freeze({ outcome: 'acquired' as const });
-const RELEASED_VOTE = Object.freeze({ outcome: 'released' as const });
-const NOT_OWNER_VOTE = Object.freeze({ outcome: 'not-owner' as const });
+const NO_KEYS: readonly string[] = Object.freeze([]);
+const EXTENDED = Object.freeze({ outcome: 'extended' as const });
+const RELEASED = Object.freeze({ outcome: 'released' as const });
+const NOT_OWNER = Object.freeze({ outcome: 'not-owner' as const });

@@ -40,3 +40,11 @@ export function normalizeResources(resources: unknown): string[] {
 export function lockKey(prefix: string, resource: string): string {
   return `${prefix}{${resource}}`;
 }
+
+/**
+ * The Redis key of a resource's fence counter: `<prefix>{<resource>}:fence`. Same hash tag as the lock key
+ * (same Redis Cluster slot); it can never equal a lock key, since lock keys end in `}`.
+ */
+export function fenceKey(prefix: string, resource: string): string {
+  return `${prefix}{${resource}}:fence`;
+}

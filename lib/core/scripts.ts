@@ -12,29 +12,82 @@ function script(name: string, source: string): LuaScript {
 }
 
 /**
- * ACQUIRE. KEYS: the lock keys of every resource. ARGV[1]: owner value, ARGV[2]: ttl in ms.
+ * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — with fencing — the n fence counter keys.
+ * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off),
+ * ARGV[5]: 1 to raise the fence counters.
  *
  * Guarantees, on this node:
- * - all-or-nothing: either every key is set to the owner with the ttl, or none is touched;
- * - a key held by another owner is never modified; the reply says which and for how much longer;
+ * - restart guard: while the server has been up for less than the window, nothing is written and the reply
+ *   says so. Uptime comes from the server itself (INFO inside the script), so a node that came back empty —
+ *   or restored old keys from disk but lost the last writes — refuses atomically, replayed commands included;
+ * - all-or-nothing: either every lock key is set to the owner with the ttl, or none is touched;
+ * - a key held by another owner is never modified; the reply says for how much longer it is held;
  * - a key already held by this same owner (a straggler from an earlier attempt of the same acquisition)
- *   counts as free and gets the new ttl, so a retry never blocks on the caller's own partial keys.
+ *   counts as free and gets the new ttl, so a retry never blocks on the caller's own partial keys;
+ * - fencing: each fence counter becomes max(counter + 1, server time in µs) and the reply carries the
+ *   largest, so a counter lost with a restart starts again above every token handed out before
+ *   (while clocks are sane). Counters expire after an hour without acquisitions.
  *
- * Reply: `{1}` acquired, or `{0, holderPttl}` busy.
+ * Reply: `{1, token}` acquired (token 0 without fencing), `{0, holderPttl}` busy, `{2, uptimeMs}` refused.
  */
 export const ACQUIRE_SCRIPT = script(
   'acquire',
   `
-for i = 1, #KEYS do
+local n = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+if window > 0 then
+  local uptime = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')) * 1000
+  if uptime < window then
+    return {2, uptime}
+  end
+end
+for i = 1, n do
   local holder = redis.call('GET', KEYS[i])
   if holder and holder ~= ARGV[1] then
     return {0, redis.call('PTTL', KEYS[i])}
   end
 end
-for i = 1, #KEYS do
+for i = 1, n do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
-return {1}
+local token = 0
+if ARGV[5] == '1' then
+  local now = redis.call('TIME')
+  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  for i = n + 1, 2 * n do
+    local counter = math.max((tonumber(redis.call('GET', KEYS[i])) or 0) + 1, micros)
+    redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
+    token = math.max(token, counter)
+  end
+end
+return {1, string.format('%.0f', token)}
+`,
+);
+
+/**
+ * FENCE (the write-back of a fencing token). KEYS: the n lock keys, then the n fence counter keys.
+ * ARGV[1]: owner value, ARGV[2]: token.
+ *
+ * Guarantees: only while every lock key is still held by this owner, each fence counter is raised to at
+ * least the token (never lowered). Returns 1 when written, 0 when the lock is no longer held here. A later
+ * holder whose quorum includes this node then draws a larger token.
+ */
+export const FENCE_SCRIPT = script(
+  'fence',
+  `
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.call('GET', KEYS[i]) ~= ARGV[1] then
+    return 0
+  end
+end
+local token = tonumber(ARGV[2])
+for i = n + 1, 2 * n do
+  if (tonumber(redis.call('GET', KEYS[i])) or 0) < token then
+    redis.call('SET', KEYS[i], ARGV[2], 'PX', 3600000)
+  end
+end
+return 1
 `,
 );
 
@@ -63,7 +116,8 @@ return 1
  * RELEASE. KEYS: the lock keys. ARGV[1]: owner value.
  *
  * Guarantees: compare-and-delete per key; a key held by another owner (or already gone) is left alone, so
- * one caller can never release another's lock. Returns how many keys were deleted.
+ * one caller can never release another's lock. Each deleted key is announced on the channel
+ * `<key>:released`, so waiters wake at once instead of polling. Returns how many keys were deleted.
  */
 export const RELEASE_SCRIPT = script(
   'release',
@@ -72,6 +126,7 @@ local deleted = 0
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
+    redis.call('PUBLISH', KEYS[i] .. ':released', '1')
     deleted = deleted + 1
   end
 end

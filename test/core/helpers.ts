@@ -4,9 +4,12 @@ import type { RedisNodes } from '../support';
 /** Redlock instances created by a test file, all closed by {@link closeAll}. */
 const created: Redlock[] = [];
 
-/** A Redlock over the given nodes, connected, with logging off unless asked. */
+/**
+ * A Redlock over the given nodes, connected, with logging off unless asked. The restart guard is off unless
+ * asked: the harness's nodes are seconds old, and the guard would (rightly) refuse them for a whole ttl.
+ */
 export async function redlockOn(nodes: RedisNodes, options: RedlockOptions = {}): Promise<Redlock> {
-  const redlock = new Redlock(nodes.urls, { logger: false, ...options });
+  const redlock = new Redlock(nodes.urls, { logger: false, restartGuard: false, ...options });
   created.push(redlock);
   await redlock.connect(2_000);
   return redlock;

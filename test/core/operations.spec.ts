@@ -119,10 +119,14 @@ describe('Redlock operations on 5 real nodes', () => {
     const admin = nodes.nodes[0].redis();
     try {
       await admin.set('redlock:{own}', 'owner-x', 'PX', 60_000);
-      await expect(node.acquire(['redlock:{own}'], 'owner-x', 5_000)).resolves.toEqual({ acquired: true });
+      const request = { keys: ['redlock:{own}'], fenceKeys: [], ttl: 5_000, guardWindow: 0 };
+      await expect(node.acquire({ ...request, owner: 'owner-x' })).resolves.toEqual({
+        outcome: 'acquired',
+        token: 0,
+      });
       expect(await admin.pttl('redlock:{own}')).toBeLessThanOrEqual(5_000);
-      await expect(node.acquire(['redlock:{own}'], 'owner-y', 5_000)).resolves.toMatchObject({
-        acquired: false,
+      await expect(node.acquire({ ...request, owner: 'owner-y' })).resolves.toMatchObject({
+        outcome: 'busy',
       });
     } finally {
       admin.disconnect();

@@ -6,7 +6,11 @@ class CountingNode implements LockNode {
   constructor(readonly name: string) {}
   async acquire(): Promise<AcquireReply> {
     this.calls++;
-    return { acquired: true };
+    return { outcome: 'acquired', token: 0 };
+  }
+  async fence(): Promise<boolean> {
+    this.calls++;
+    return true;
   }
   async extend(): Promise<boolean> {
     this.calls++;

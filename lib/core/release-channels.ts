@@ -1,0 +1,89 @@
+import type { Redis } from 'ioredis';
+
+/** How long a new subscription may take before the waiter falls back to polling, in ms. */
+const SUBSCRIBE_TIMEOUT = 250;
+
+/**
+ * The release announcements of one node (`<lock key>:released`, published by the release script), for
+ * waiters. One subscriber connection per node, opened on first use and shared by every waiter of the
+ * process; a channel is subscribed while somebody waits on it and unsubscribed when the last waiter leaves,
+ * so the listener map never outgrows the current waiters. When the subscriber connection drops, every
+ * waiter is woken so it retries on its own timer instead of waiting for a message that cannot come.
+ */
+export class ReleaseChannels {
+  private subscriber: Redis | undefined;
+  private readonly listeners = new Map<string, Set<() => void>>();
+
+  constructor(private readonly client: Redis) {}
+
+  async watch(keys: readonly string[], listener: () => void): Promise<() => void> {
+    const subscriber = this.connect();
+    const fresh: string[] = [];
+    const channels = keys.map((key) => `${key}:released`);
+    for (const channel of channels) {
+      let set = this.listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        this.listeners.set(channel, set);
+        fresh.push(channel);
+      }
+      set.add(listener);
+    }
+    const unwatch = () => {
+      const idle: string[] = [];
+      for (const channel of channels) {
+        const set = this.listeners.get(channel);
+        if (!set) continue;
+        set.delete(listener);
+        if (set.size === 0) {
+          this.listeners.delete(channel);
+          idle.push(channel);
+        }
+      }
+      if (idle.length > 0 && subscriber.status === 'ready')
+        subscriber.unsubscribe(...idle).catch(() => undefined);
+    };
+    if (fresh.length > 0) {
+      try {
+        await withTimeout(subscriber.subscribe(...fresh), SUBSCRIBE_TIMEOUT);
+      } catch (error) {
+        unwatch();
+        throw error;
+      }
+    }
+    return unwatch;
+  }
+
+  close(): void {
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    this.listeners.clear();
+  }
+
+  private connect(): Redis {
+    if (this.subscriber) return this.subscriber;
+    // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
+    // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
+    const subscriber = this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (channel: string) => {
+      const set = this.listeners.get(channel);
+      if (set) for (const listener of [...set]) listener();
+    });
+    subscriber.on('close', () => {
+      for (const set of this.listeners.values()) for (const listener of [...set]) listener();
+    });
+    this.subscriber = subscriber;
+    return subscriber;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`subscription not confirmed within ${ms} ms`)), ms);
+    }),
+  ]);
+}
