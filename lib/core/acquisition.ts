@@ -111,7 +111,7 @@ class ReleaseWaiter {
   justSubscribed = false;
   private state: 'none' | 'active' | 'unavailable' = 'none';
   private unsubscribers: (() => void)[] = [];
-  private wake: (() => void) | undefined;
+  private wake: ((event: 'released' | 'lost') => void) | undefined;
 
   constructor(
     private readonly context: AcquisitionContext,
@@ -124,9 +124,11 @@ class ReleaseWaiter {
       this.justSubscribed = false;
       return this.state === 'active';
     }
-    const listener = () => {
-      this.announced = true;
-      this.wake?.();
+    const listener = (event: 'released' | 'lost') => {
+      // A lost subscriber connection may swallow the announcement we wait for: poll from now on.
+      if (event === 'lost') this.state = 'unavailable';
+      else this.announced = true;
+      this.wake?.(event);
     };
     const results = await Promise.allSettled(
       this.context.nodes.map((node) => (node.watch ? node.watch(this.keys, listener) : Promise.reject())),
@@ -137,21 +139,21 @@ class ReleaseWaiter {
     return this.state === 'active';
   }
 
-  /** Sleeps `ms`, or less when a release is announced or the signal aborts. */
+  /** Sleeps `ms`, or less when a release is announced, announcements are lost, or the signal aborts. */
   sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve) => {
       let timer: Timer | undefined;
-      const done = (cause: 'release' | 'timer' | 'abort') => {
+      const done = (cause: 'released' | 'timer' | 'other') => {
         if (!this.wake) return;
         this.wake = undefined;
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
-        if (cause === 'release') this.context.stats.wokenByRelease++;
+        if (cause === 'released') this.context.stats.wokenByRelease++;
         else if (cause === 'timer') this.context.stats.wokenByTimer++;
         resolve();
       };
-      const onAbort = () => done('abort');
-      this.wake = () => done('release');
+      const onAbort = () => done('other');
+      this.wake = (event) => done(event === 'released' ? 'released' : 'other');
       timer = this.context.clock.setTimeout(() => done('timer'), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });

@@ -2,11 +2,15 @@ import type { Clock, Timer } from './clock';
 import { LockLostError } from './errors';
 import type { Lock } from './lock';
 
+/** Renew once the remaining validity falls to this fraction of the ttl. */
+const RENEW_AT = 2 / 3;
+
 /** The shortest time between two extensions, in ms: short ttls must never make the extender spin. */
 export const MIN_EXTEND_INTERVAL = 10;
 
 /**
- * Keeps `lock` alive while work runs: renews it when half of its ttl is left, and declares it lost the
+ * Keeps `lock` alive while work runs: renews it when two thirds of its ttl are left (leaving a third of
+ * the ttl for the renewal to get through a slow node or a busy event loop), and declares it lost the
  * moment its validity runs out without a successful renewal — or as soon as a renewal shows that a quorum
  * no longer holds it. Returns the function that stops it (call it before releasing).
  *
@@ -45,7 +49,7 @@ export function keepAlive(
       () => {
         if (stopped) return;
         armDeadline();
-        scheduleRenewal(lock.remainingTime - lock.ttl / 2);
+        scheduleRenewal(lock.remainingTime - RENEW_AT * lock.ttl);
       },
       (error: unknown) => {
         if (stopped) return;
@@ -62,6 +66,6 @@ export function keepAlive(
   };
 
   armDeadline();
-  scheduleRenewal(lock.remainingTime - lock.ttl / 2);
+  scheduleRenewal(lock.remainingTime - RENEW_AT * lock.ttl);
   return stop;
 }

@@ -24,6 +24,8 @@ export const OWNED_CLIENT_SAFETY: Readonly<RedisOptions> = Object.freeze({
 const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
   enableAutoPipelining: true,
   connectTimeout: 2_000,
+  // How long a closing socket may linger before it is destroyed; ioredis' 2 s keeps processes from exiting.
+  disconnectTimeout: 200,
   // Keep reconnecting, but never more often than every second once a node has been down a while.
   retryStrategy: (times: number) => Math.min(times * 50, 1_000),
 });

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, FENCE_SCRIPT, LuaScript, RELEASE_SCRIPT } from './scripts';
-import { ReleaseChannels } from './release-channels';
+import { ReleaseChannels, ReleaseListener } from './release-channels';
 
 /** What an acquire request asks of one node. */
 export interface AcquireRequest {
@@ -44,10 +44,11 @@ export interface LockNode {
   /** Resolves the number of keys deleted (only keys held by `owner` are deleted). */
   release(keys: readonly string[], owner: string): Promise<number>;
   /**
-   * Optional: calls `listener` when one of `keys` is released on this node. Resolves an unsubscribe
+   * Optional: calls `listener('released')` when one of `keys` is released on this node, and
+   * `listener('lost')` when announcements may have been missed (connection lost). Resolves an unsubscribe
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
    */
-  watch?(keys: readonly string[], listener: () => void): Promise<() => void>;
+  watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
 }
 
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
@@ -111,7 +112,7 @@ export class IoredisLockNode implements LockNode {
     return Number(await this.run(RELEASE_SCRIPT, keys, owner));
   }
 
-  watch(keys: readonly string[], listener: () => void): Promise<() => void> {
+  watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
     this.channels ??= new ReleaseChannels(this.client);
     return this.channels.watch(keys, listener);
   }

@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
 
+/** Called with `'released'` when a watched key was released, `'lost'` when announcements may be missed. */
+export type ReleaseListener = (event: 'released' | 'lost') => void;
+
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
 const SUBSCRIBE_TIMEOUT = 250;
 
@@ -12,11 +15,11 @@ const SUBSCRIBE_TIMEOUT = 250;
  */
 export class ReleaseChannels {
   private subscriber: Redis | undefined;
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<ReleaseListener>>();
 
   constructor(private readonly client: Redis) {}
 
-  async watch(keys: readonly string[], listener: () => void): Promise<() => void> {
+  async watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
     const subscriber = this.connect();
     const fresh: string[] = [];
     const channels = keys.map((key) => `${key}:released`);
@@ -55,7 +58,7 @@ export class ReleaseChannels {
   }
 
   close(): void {
-    this.subscriber?.disconnect();
+    if (this.subscriber && this.subscriber.status !== 'end') this.subscriber.disconnect();
     this.subscriber = undefined;
     this.listeners.clear();
   }
@@ -64,14 +67,18 @@ export class ReleaseChannels {
     if (this.subscriber) return this.subscriber;
     // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
     // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
-    const subscriber = this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    const subscriber = this.client.duplicate({
+      enableOfflineQueue: true,
+      lazyConnect: false,
+      disconnectTimeout: 200,
+    });
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string) => {
       const set = this.listeners.get(channel);
-      if (set) for (const listener of [...set]) listener();
+      if (set) for (const listener of [...set]) listener('released');
     });
     subscriber.on('close', () => {
-      for (const set of this.listeners.values()) for (const listener of [...set]) listener();
+      for (const set of this.listeners.values()) for (const listener of [...set]) listener('lost');
     });
     this.subscriber = subscriber;
     return subscriber;

@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
  * disconnect — a paused or unreachable node must never hold up shutdown.
  */
 export async function quitClient(client: Redis, timeout: number): Promise<void> {
+  if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();
     return;

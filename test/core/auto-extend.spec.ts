@@ -1,0 +1,150 @@
+import { AcquireAbortedError, LockLostError, Redlock } from '../../lib/core';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
+
+describe('auto-extension, loss signalling and abortable acquisition (5 real nodes)', () => {
+  let nodes: RedisNodes;
+  let redlock: Redlock;
+  let other: Redlock;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(5);
+    redlock = await redlockOn(nodes);
+    other = await redlockOn(nodes);
+  });
+  afterEach(async () => {
+    for (const node of nodes.nodes) if (!node.running) await node.start();
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  it('keeps the lock alive while the work runs several ttls, then releases it', async () => {
+    const seenByOther: (string | null)[] = [];
+    const result = await redlock.using('long-job', { ttl: 500 }, async (lock) => {
+      for (let i = 0; i < 8; i++) {
+        await delay(150);
+        const attempt = await other.tryAcquire('long-job');
+        seenByOther.push(attempt ? 'acquired' : null);
+        if (attempt) await attempt.release();
+      }
+      expect(lock.signal.aborted).toBe(false);
+      expect(lock.remainingTime).toBeGreaterThan(0);
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(seenByOther).toEqual(Array(8).fill(null)); // 1.2 s of work under a 500 ms ttl, never free
+    expect(await valuesOnNodes(nodes, 'redlock:{long-job}')).toEqual(Array(5).fill(null));
+  });
+
+  it('a 100 ms ttl is renewed at a bounded rate, never spinning', async () => {
+    const extend = jest.spyOn(redlock, 'extend');
+    try {
+      await redlock.using('short-ttl', { ttl: 100 }, async (lock) => {
+        await delay(1_000);
+        expect(lock.lostError).toBeUndefined();
+      });
+      // About one renewal per third of the ttl (~30 in 1 s); the floor keeps it far below one per millisecond.
+      expect(extend.mock.calls.length).toBeGreaterThanOrEqual(5);
+      expect(extend.mock.calls.length).toBeLessThanOrEqual(60);
+    } finally {
+      extend.mockRestore();
+    }
+  });
+
+  it('the signal aborts with LockLostError as soon as a renewal finds the lock gone, and using() rejects', async () => {
+    const warnings: string[] = [];
+    const watched = await redlockOn(nodes, { logger: { warn: (m) => warnings.push(m) } });
+    let reason: unknown;
+    let remainingAtAbort = NaN;
+    const outcome = await watched
+      .using('stolen', { ttl: 2_000 }, async (lock) => {
+        lock.signal.addEventListener('abort', () => {
+          reason = lock.signal.reason;
+          remainingAtAbort = lock.validUntil - performance.now();
+        });
+        await nodes.flushAll(); // the keys vanish (as after an eviction): the next renewal cannot succeed
+        await delay(1_300);
+        return 'finished';
+      })
+      .catch((e: unknown) => e);
+    expect(reason).toBeInstanceOf(LockLostError);
+    // Declared lost at the first renewal (a third into the ttl), long before the validity would have run out.
+    expect(remainingAtAbort).toBeGreaterThan(500);
+    expect(outcome).toBeInstanceOf(LockLostError);
+    expect(watched.stats.locksLost).toBe(1);
+    expect(warnings.join('\n')).toMatch(/Lock "stolen" was lost/);
+  });
+
+  it('when renewals cannot reach a quorum, the signal aborts by the deadline timer when the validity runs out', async () => {
+    let abortedAt = NaN;
+    let deadline = NaN;
+    const outcome = await redlock
+      .using('unreachable', { ttl: 400 }, async (lock) => {
+        deadline = lock.validUntil;
+        lock.signal.addEventListener('abort', () => (abortedAt = performance.now()));
+        for (const i of [0, 1, 2]) await nodes.nodes[i].kill();
+        await delay(700);
+        return 'finished';
+      })
+      .catch((e: unknown) => e);
+    expect(outcome).toBeInstanceOf(LockLostError);
+    expect(abortedAt).toBeGreaterThanOrEqual(deadline - 1);
+    // The abort came from the deadline timer itself (a timer fires after its time, never before).
+    expect((outcome as LockLostError).message).toMatch(/validity ran out/);
+  });
+
+  it("onLockLost: 'warn' returns the work's result and logs instead", async () => {
+    const warnings: string[] = [];
+    const lenient = await redlockOn(nodes, { onLockLost: 'warn', logger: { warn: (m) => warnings.push(m) } });
+    const result = await lenient.using('lenient', { ttl: 1_000 }, async () => {
+      await nodes.flushAll();
+      await delay(700);
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(warnings.some((w) => /onLockLost: 'warn'/.test(w))).toBe(true);
+  });
+
+  it("the work's own error wins over a loss, and the lock is released either way", async () => {
+    const failure = new Error('work failed');
+    const outcome = await redlock
+      .using('both', { ttl: 1_000 }, async () => {
+        await nodes.flushAll();
+        await delay(700);
+        throw failure;
+      })
+      .catch((e: unknown) => e);
+    expect(outcome).toBe(failure);
+  });
+
+  it('aborting acquire() stops waiting at once and removes every key it wrote', async () => {
+    // Another owner holds the resource on nodes 0-2; each attempt of ours wins nodes 3 and 4.
+    for (const i of [0, 1, 2]) {
+      const admin = nodes.nodes[i].redis();
+      await admin.set('redlock:{contended}', 'holder', 'PX', 30_000);
+      admin.disconnect();
+    }
+    const controller = new AbortController();
+    const pending = redlock.acquire('contended', { wait: 20_000, signal: controller.signal });
+    await delay(150);
+    controller.abort(new Error('shutting down'));
+    const error = (await pending.catch((e: unknown) => e)) as AcquireAbortedError;
+    expect(error).toBeInstanceOf(AcquireAbortedError);
+    expect((error.cause as Error).message).toBe('shutting down');
+    await delay(100);
+    expect(await valuesOnNodes(nodes, 'redlock:{contended}')).toEqual([
+      'holder',
+      'holder',
+      'holder',
+      null,
+      null,
+    ]);
+    // An already aborted signal sends nothing at all.
+    await expect(redlock.acquire('x', { signal: controller.signal })).rejects.toBeInstanceOf(
+      AcquireAbortedError,
+    );
+  });
+});

@@ -1,0 +1,85 @@
+import { QuorumUnavailableError } from '../../lib/core';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn } from './helpers';
+
+/** The window of these tests: locks live at most this long, and a restarted node refuses for as long. */
+const WINDOW = 2_000;
+
+describe('restart guard (5 real nodes)', () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(5);
+    // The guard counts whole seconds of uptime: let the fresh nodes grow out of the window first.
+    await delay(WINDOW + 1_100);
+  });
+  afterEach(async () => {
+    await closeAll();
+    for (const node of nodes.nodes) if (node.paused) await node.resume();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  /**
+   * A holds a lock on nodes {0,1,2} (3 and 4 paused); node 0 restarts empty; B tries through {0,3,4}
+   * (1 and 2 paused). Resolves B's outcome while A's lock is still valid.
+   */
+  async function scenario(bGuard: boolean) {
+    const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
+    const b = await redlockOn(nodes, { ttl: WINDOW, restartGuard: bGuard ? WINDOW : false, nodeTimeout: 50 });
+    const resource = `guarded:${bGuard}`;
+    await nodes.nodes[3].pause();
+    await nodes.nodes[4].pause();
+    const held = await a.acquire(resource, { wait: 3_000 });
+    await nodes.nodes[3].resume();
+    await nodes.nodes[4].resume();
+    // A's SETs were still queued on the paused nodes and land now; remove them so A holds exactly {0,1,2}
+    // (as when those packets were lost).
+    await delay(50);
+    for (const i of [3, 4]) {
+      const admin = nodes.nodes[i].redis();
+      await admin.del(`redlock:{${resource}}`);
+      admin.disconnect();
+    }
+
+    await nodes.nodes[0].restartEmpty();
+    await b.connect(2_000); // B's client reconnects to the restarted node
+    await nodes.nodes[1].pause();
+    await nodes.nodes[2].pause();
+    const outcome = await b.acquire(resource, { wait: 0 }).catch((e: unknown) => e);
+    const aStillValid = held.remainingTime > 0;
+    await nodes.nodes[1].resume();
+    await nodes.nodes[2].resume();
+    return { outcome, aStillValid, restarted: nodes.nodes[0].url.replace('redis://', '') };
+  }
+
+  it('a node that restarted empty refuses locks during the window: the second client fails, naming the node', async () => {
+    const { outcome, aStillValid, restarted } = await scenario(true);
+    expect(aStillValid).toBe(true);
+    expect(outcome).toBeInstanceOf(QuorumUnavailableError);
+    const error = outcome as QuorumUnavailableError;
+    expect(error.votes.find((v) => v.node === restarted)).toMatchObject({ outcome: 'refused' });
+    expect(error.message).toMatch(new RegExp(`${restarted} refused \\(node restarted \\d+ ms ago\\)`));
+  });
+
+  it('negative control: with the guard off, the same scenario grants the lock to a second holder', async () => {
+    const { outcome, aStillValid } = await scenario(false);
+    expect(aStillValid).toBe(true);
+    expect(outcome).not.toBeInstanceOf(Error); // two holders at once: the violation the guard prevents
+    expect((outcome as { resources: string[] }).resources).toEqual(['guarded:false']);
+  });
+
+  it('after the window the restarted node takes part again', async () => {
+    await nodes.nodes[0].restartEmpty();
+    const c = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW, retryDelay: 100 });
+    await nodes.nodes[1].pause();
+    await nodes.nodes[2].pause();
+    // Retries until node 0 has been up for the window (whole seconds), then locks through {0,3,4}.
+    const lock = await c.acquire('after-window', { wait: WINDOW + 2_000 });
+    expect(lock.attempts).toBeGreaterThan(1);
+    await nodes.nodes[1].resume();
+    await nodes.nodes[2].resume();
+    await lock.release();
+  });
+});

@@ -1,0 +1,97 @@
+import { Redlock } from '../../lib/core';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn } from './helpers';
+
+describe('waiter wake-up (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  let holder: Redlock;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    holder = await redlockOn(nodes);
+  });
+  afterEach(async () => {
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  async function pubsubChannels(): Promise<string[][]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          return (await admin.pubsub('CHANNELS', '*')) as string[];
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
+  it('a waiter behind a released lock is woken by the release announcement, not by its timer', async () => {
+    const waiter = await redlockOn(nodes);
+    const held = await holder.acquire('wake', { ttl: 20_000 });
+    const pending = waiter.acquire('wake', { wait: 10_000 });
+    await delay(200);
+    await held.release();
+    const lock = await pending;
+    await lock.release();
+    expect(waiter.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+    expect(waiter.stats.wokenByTimer).toBe(0);
+    // Nobody waits any more: every channel was unsubscribed.
+    expect(await pubsubChannels()).toEqual([[], [], []]);
+  });
+
+  it("a waiter behind a crashed holder is woken by the holder's remaining ttl", async () => {
+    const crashed = await redlockOn(nodes);
+    const waiter = await redlockOn(nodes);
+    await crashed.acquire('crash', { ttl: 500 });
+    await crashed.quit(); // no release, no announcement: only the ttl frees it
+    const lock = await waiter.acquire('crash', { wait: 5_000 });
+    await lock.release();
+    expect(waiter.stats.wokenByTimer).toBeGreaterThanOrEqual(1);
+    expect(waiter.stats.wokenByRelease).toBe(0);
+  });
+
+  it('many waiters share one subscriber connection per node', async () => {
+    const waiter = await redlockOn(nodes);
+    const held = await holder.acquire(['w:1', 'w:2', 'w:3'], { ttl: 20_000 });
+    const pending = ['w:1', 'w:2', 'w:3', 'w:1', 'w:2'].map((r) => waiter.acquire(r, { wait: 10_000 }));
+    await delay(200);
+    const counts = await Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          const list = (await admin.client('LIST')) as string;
+          return list.split('\n').filter((line) => / flags=P /.test(line)).length;
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+    expect(counts).toEqual([1, 1, 1]);
+    await held.release();
+    for (const lock of await Promise.all(pending.slice(0, 3))) await lock.release();
+    for (const lock of await Promise.all(pending.slice(3))) await lock.release();
+  });
+
+  it('a lost subscriber connection degrades to timed retries, never to a hang', async () => {
+    const waiter = await redlockOn(nodes, { maxRetryDelay: 100 });
+    const held = await holder.acquire('degrade', { ttl: 30_000 });
+    const pending = waiter.acquire('degrade', { wait: 5_000 });
+    await delay(200);
+    for (const node of nodes.nodes) {
+      const admin = node.redis();
+      await admin.client('KILL', 'TYPE', 'pubsub');
+      admin.disconnect();
+    }
+    await delay(100);
+    await held.release(); // the announcement may be lost; the waiter must still get the lock well before 30 s
+    const lock = await pending;
+    await lock.release();
+    expect(lock.resources).toEqual(['degrade']);
+  });
+});
