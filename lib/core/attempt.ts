@@ -13,6 +13,8 @@ export interface AttemptContext {
   readonly nodeTimeout: number;
   /** The clock-drift allowance for a ttl, in ms. */
   drift(ttl: number): number;
+  /** Test-only (negative controls): hand out locks even when no validity is left. Never set it otherwise. */
+  readonly unsafeSkipValidityCheck?: boolean;
 }
 
 /** The result of one acquisition attempt. */

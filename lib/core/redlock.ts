@@ -32,10 +32,15 @@ import { fenceKey, lockKey, normalizeResources } from './resources';
 import { quitClient } from './shutdown';
 import { votesOf } from './votes';
 
-/** Test and simulation hooks: a different clock and random source. */
+/** Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
   clock?: Clock;
   random?: () => number;
+  /**
+   * UNSAFE, for negative controls in tests only: hand out locks whose validity already ran out, to prove
+   * that the safety checkers catch the overlaps this causes.
+   */
+  unsafeSkipValidityCheck?: boolean;
 }
 
 /** Counters for metrics and tests. */
@@ -87,6 +92,7 @@ export class Redlock implements LockOwner {
       drift: (ttl) => Math.round(ttl * driftFactor) + 2,
       releaseEverywhere: (keys, owner) => this.releaseKeys(keys, owner),
       stats: this.stats,
+      unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
     };
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(
