@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import type { NodeVote } from './errors';
+import { LockBusyError, NodeVote, QuorumUnavailableError } from './errors';
 import type { OwnerState } from './lock';
 import type { AcquireReply, AcquireRequest, LockNode } from './node';
 import { Answer, fanOut } from './quorum';
@@ -13,6 +13,8 @@ export interface AttemptContext {
   readonly nodeTimeout: number;
   /** The clock-drift allowance for a ttl, in ms. */
   drift(ttl: number): number;
+  /** Reports a node's error (events). */
+  nodeError(index: number, operation: 'acquire' | 'fence' | 'extend' | 'release', error: Error): void;
   /** Test-only (negative controls): hand out locks even when no validity is left. Never set it otherwise. */
   readonly unsafeSkipValidityCheck?: boolean;
 }
@@ -46,6 +48,7 @@ export async function attemptAcquire(
     needed: context.quorum,
     isYes: (reply) => reply.outcome === 'acquired',
     onLate: (index, answer) => undoLate(nodes[index], answer, request, state),
+    onError: (index, error) => context.nodeError(index, 'acquire', error),
   });
   if (!result.success) return classify(context, votesOf(nodes, result.answers, voteOfReply));
 
@@ -59,7 +62,13 @@ export async function attemptAcquire(
     const writeBack = await fanOut(
       nodes,
       (node) => node.fence(request.keys, request.fenceKeys, request.owner, token as number),
-      { clock, timeout: context.nodeTimeout, needed: context.quorum, isYes: (written) => written },
+      {
+        clock,
+        timeout: context.nodeTimeout,
+        needed: context.quorum,
+        isYes: (written) => written,
+        onError: (index, error) => context.nodeError(index, 'fence', error),
+      },
     );
     if (!writeBack.success) {
       const fenceVotes = votesOf(nodes, writeBack.answers, (written) => (written ? FENCED : NOT_OWNER));
@@ -76,6 +85,24 @@ export async function attemptAcquire(
   if (request.ttl - elapsed - drift > 0)
     return { kind: 'acquired', deadline: start + request.ttl - drift, token };
   return { kind: 'expired', votes: votesOf(nodes, result.answers, voteOfReply), elapsed };
+}
+
+/** The error an acquisition that gave up after `attempts` attempts throws. */
+export function failureOf(
+  context: AttemptContext,
+  resources: readonly string[],
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+  attempts: number,
+  elapsed: number,
+  ttl: number,
+): LockBusyError | QuorumUnavailableError {
+  if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
+  const detail =
+    attempt.kind === 'expired'
+      ? `the quorum was reached only after ${Math.round(attempt.elapsed)} ms, leaving no validity of the ` +
+        `${ttl} ms ttl (drift allowance ${context.drift(ttl)} ms); use a longer ttl or faster nodes`
+      : attempt.detail;
+  return new QuorumUnavailableError(resources, attempt.votes, attempts, context.quorum, detail);
 }
 
 /** Contention when enough nodes answered for a quorum to be possible; otherwise the nodes are the problem. */

@@ -19,3 +19,4 @@ export {
   AcquireAbortedError,
 } from './errors';
 export type { NodeVote } from './errors';
+export type { RedlockEventMap, RedlockEventName } from './events';

@@ -28,6 +28,8 @@ export interface FanOutPlan<T> {
    * undo them.
    */
   onLate?(index: number, answer: Answer<T>): void;
+  /** Receives every node error, also late ones (for events and logs). */
+  onError?(index: number, error: Error): void;
 }
 
 /** The result: per-node answers (index-aligned with the nodes) and how many said yes. */
@@ -97,7 +99,11 @@ export function fanOut<T>(
       }
       pending.then(
         (value) => record(i, { status: 'value', value }),
-        (error: unknown) => record(i, { status: 'error', error: toError(error) }),
+        (error: unknown) => {
+          const cause = toError(error);
+          plan.onError?.(i, cause);
+          record(i, { status: 'error', error: cause });
+        },
       );
     }
   });

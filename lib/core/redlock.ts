@@ -1,7 +1,8 @@
 import type Redis from 'ioredis';
 import { AcquisitionContext, acquireWithRetries } from './acquisition';
-import type { Attempt } from './attempt';
+import { failureOf } from './attempt';
 import { keepAlive } from './auto-extend';
+import { extendOnQuorum } from './extension';
 import { Clock, systemClock } from './clock';
 import {
   InvalidArgumentError,
@@ -9,8 +10,8 @@ import {
   LockLostError,
   QuorumUnavailableError,
   formatResources,
-  formatVotes,
 } from './errors';
+import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
 import { Lock, LockOwner, OwnerState, ReleaseResult, newOwnerValue } from './lock';
 import { IoredisLockNode, LockNode } from './node';
 import { NodeSpec, resolveNodes } from './node-specs';
@@ -68,6 +69,7 @@ export class Redlock implements LockOwner {
   readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
   private readonly owned: Redis[];
   private readonly context: AcquisitionContext;
+  private readonly events = new RedlockEvents();
 
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or {@link LockNode}s — one per
@@ -92,6 +94,7 @@ export class Redlock implements LockOwner {
       drift: (ttl) => Math.round(ttl * driftFactor) + 2,
       releaseEverywhere: (keys, owner) => this.releaseKeys(keys, owner),
       stats: this.stats,
+      nodeError: (index, operation, error) => this.nodeError(index, operation, error),
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
     };
     if (this.nodes.length % 2 === 0) {
@@ -100,6 +103,20 @@ export class Redlock implements LockOwner {
           `would, and still needs ${this.quorum}. Use an odd number of nodes.`,
       );
     }
+  }
+
+  /**
+   * Subscribes to an event (`acquired`, `released`, `extended`, `lost`, `busy`, `node-error`) for metrics
+   * and tracing; returns the function that unsubscribes. Listeners run synchronously and must be quick; an
+   * exception in a listener is ignored.
+   */
+  on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /** Removes a listener added with {@link on}. */
+  off<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): void {
+    this.events.off(event, listener);
   }
 
   /**
@@ -190,6 +207,7 @@ export class Redlock implements LockOwner {
       (lost, error) => {
         this.stats.locksLost++;
         this.options.logger?.warn(`${error.message} Work still running under it is no longer protected.`);
+        if (this.events.has('lost')) this.events.emit('lost', { resources: lost.resources, error });
       },
     );
   }
@@ -210,41 +228,11 @@ export class Redlock implements LockOwner {
         lock.lostError ?? new LockLostError(lock.resources, 'its validity ran out before it was extended.')
       );
     }
-    const { clock } = this.context;
-    const start = clock.now();
-    const result = await fanOut(this.nodes, (node) => node.extend(lock.keys, lock.value, newTtl), {
-      clock,
-      timeout: this.options.nodeTimeout,
-      needed: this.quorum,
-      isYes: (extended) => extended,
-    });
-    if (result.success) {
-      const deadline = start + newTtl - this.context.drift(newTtl);
-      // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
-      if (deadline > clock.now() && !lock.lostError) {
-        lock.setDeadline(deadline);
-        return lock;
-      }
+    await extendOnQuorum(this.context, lock, newTtl);
+    if (this.events.has('extended')) {
+      this.events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime });
     }
-    const votes = votesOf(this.nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER));
-    if (result.success)
-      throw new LockLostError(lock.resources, 'the extension took longer than its ttl.', votes);
-    const notOwner = votes.filter((vote) => vote.outcome === 'not-owner').length;
-    if (this.nodes.length - notOwner < this.quorum) {
-      throw new LockLostError(
-        lock.resources,
-        `too few nodes still hold it (${formatVotes(votes)}). Another owner may hold it now.`,
-        votes,
-      );
-    }
-    throw new QuorumUnavailableError(
-      lock.resources,
-      votes,
-      1,
-      this.quorum,
-      `could not extend: a quorum of ${this.quorum} of ${this.nodes.length} nodes is needed, ${result.yes} ` +
-        'agreed; the lock is unchanged',
-    );
+    return lock;
   }
 
   /**
@@ -255,7 +243,11 @@ export class Redlock implements LockOwner {
   async release(lock: Lock): Promise<ReleaseResult> {
     this.checkOwnLock(lock, 'release');
     if (!lock.markReleased()) return { releasedOn: 0, votes: [] };
-    return this.releaseKeys(lock.keys, lock.value);
+    const result = await this.releaseKeys(lock.keys, lock.value);
+    if (this.events.has('released')) {
+      this.events.emit('released', { resources: lock.resources, releasedOn: result.releasedOn });
+    }
+    return result;
   }
 
   /**
@@ -288,6 +280,7 @@ export class Redlock implements LockOwner {
     const owner = newOwnerValue();
     const state: OwnerState = { done: false };
     const request = { keys, fenceKeys, owner, ttl: settings.ttl, guardWindow: settings.guardWindow };
+    const began = this.context.clock.now();
     const result = await acquireWithRetries(
       this.context,
       resources,
@@ -308,10 +301,17 @@ export class Redlock implements LockOwner {
         attempts: result.attempts,
         fencingToken: token,
       };
+      if (this.events.has('acquired')) {
+        const elapsed = this.context.clock.now() - began;
+        this.events.emit('acquired', { resources, attempts: result.attempts, elapsed, fencingToken: token });
+      }
       return new Lock(grant, state, this, this.context.clock);
     }
+    if (result.attempt.kind === 'busy' && this.events.has('busy')) {
+      this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
+    }
     if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
-    throw this.failure(resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
+    throw failureOf(this.context, resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
   }
 
   private async releaseKeys(keys: readonly string[], owner: string): Promise<ReleaseResult> {
@@ -321,31 +321,29 @@ export class Redlock implements LockOwner {
       needed: this.nodes.length,
       isYes: () => true,
       waitForAll: true,
+      onError: (index, error) => this.nodeError(index, 'release', error),
     });
     const votes = votesOf(this.nodes, result.answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
     return { releasedOn: votes.filter((vote) => vote.outcome === 'released').length, votes };
   }
 
-  private failure(
-    resources: string[],
-    attempt: Exclude<Attempt, { kind: 'acquired' }>,
-    attempts: number,
-    elapsed: number,
-    ttl: number,
-  ) {
-    if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
-    const detail =
-      attempt.kind === 'expired'
-        ? `the quorum was reached only after ${Math.round(attempt.elapsed)} ms, leaving no validity of the ` +
-          `${ttl} ms ttl (drift allowance ${this.context.drift(ttl)} ms); use a longer ttl or faster nodes`
-        : attempt.detail;
-    return new QuorumUnavailableError(resources, attempt.votes, attempts, this.quorum, detail);
-  }
-
   private expiredDuringWork(lock: Lock): LockLostError {
     const error = new LockLostError(lock.resources, 'its validity ran out while the work was running.');
-    if (lock.markLost(error)) this.stats.locksLost++;
+    if (lock.markLost(error)) {
+      this.stats.locksLost++;
+      if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
+    }
     return error;
+  }
+
+  private nodeError(
+    index: number,
+    operation: RedlockEventMap['node-error']['operation'],
+    error: Error,
+  ): void {
+    if (this.events.has('node-error')) {
+      this.events.emit('node-error', { node: this.nodes[index].name, operation, error });
+    }
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
@@ -364,6 +362,5 @@ export class Redlock implements LockOwner {
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
-const EXTENDED = Object.freeze({ outcome: 'extended' as const });
 const RELEASED = Object.freeze({ outcome: 'released' as const });
 const NOT_OWNER = Object.freeze({ outcome: 'not-owner' as const });

@@ -1,0 +1,66 @@
+import type { LockLostError } from './errors';
+
+/** What each event of a {@link Redlock} instance carries. Events are for metrics and tracing. */
+export interface RedlockEventMap {
+  /** A lock was acquired. `elapsed`: ms from the call to the grant, all attempts included. */
+  acquired: {
+    resources: readonly string[];
+    attempts: number;
+    elapsed: number;
+    fencingToken: number | undefined;
+  };
+  /** A lock was released; `releasedOn`: how many nodes still held it and deleted it. */
+  released: { resources: readonly string[]; releasedOn: number };
+  /** A lock was extended; `remainingTime`: its new validity in ms. */
+  extended: { resources: readonly string[]; remainingTime: number };
+  /** A held lock can no longer be guaranteed (see `Lock.signal`). */
+  lost: { resources: readonly string[]; error: LockLostError };
+  /** An acquisition gave up because another owner held a resource (`LockBusyError`, or `tryAcquire` → null). */
+  busy: { resources: readonly string[]; attempts: number; waited: number };
+  /** A node answered with an error or could not be asked. */
+  'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
+}
+
+/** The name of an event of {@link RedlockEventMap}. */
+export type RedlockEventName = keyof RedlockEventMap;
+
+/**
+ * A small typed event emitter. A listener that throws is ignored: observing locks must never break them.
+ * Emitting with no listeners costs one map lookup, and callers build payloads only when {@link has} says so.
+ */
+export class RedlockEvents {
+  private readonly listeners = new Map<RedlockEventName, Set<(payload: never) => void>>();
+
+  on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    set.add(listener as (payload: never) => void);
+    return () => this.off(event, listener);
+  }
+
+  off<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    set.delete(listener as (payload: never) => void);
+    if (set.size === 0) this.listeners.delete(event);
+  }
+
+  has(event: RedlockEventName): boolean {
+    return this.listeners.has(event);
+  }
+
+  emit<E extends RedlockEventName>(event: E, payload: RedlockEventMap[E]): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        (listener as (payload: RedlockEventMap[E]) => void)(payload);
+      } catch {
+        // ignored on purpose: see the class comment
+      }
+    }
+  }
+}
