@@ -20,3 +20,4 @@ export {
 } from './errors';
 export type { NodeVote } from './errors';
 export type { RedlockEventMap, RedlockEventName } from './events';
+export type { HealthReport, NodeHealth } from './health';

@@ -49,6 +49,8 @@ export interface LockNode {
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
    */
   watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
+  /** Optional, for health checks: resolves the node's uptime in ms (rejects when it cannot be asked). */
+  probe?(): Promise<number>;
 }
 
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
@@ -110,6 +112,13 @@ export class IoredisLockNode implements LockNode {
 
   async release(keys: readonly string[], owner: string): Promise<number> {
     return Number(await this.run(RELEASE_SCRIPT, keys, owner));
+  }
+
+  async probe(): Promise<number> {
+    const status = this.client.status;
+    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    const info = await this.client.info('server');
+    return Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) * 1000;
   }
 
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {

@@ -3,6 +3,7 @@ import { AcquisitionContext, acquireWithRetries } from './acquisition';
 import { failureOf } from './attempt';
 import { keepAlive } from './auto-extend';
 import { extendOnQuorum } from './extension';
+import { HealthReport, probeNodes } from './health';
 import { Clock, systemClock } from './clock';
 import {
   InvalidArgumentError,
@@ -257,6 +258,16 @@ export class Redlock implements LockOwner {
    */
   connect(timeout = 5_000): Promise<ReadyState[]> {
     return waitUntilReady(this.nodes, timeout);
+  }
+
+  /**
+   * Probes every node (uptime and round trip, each within `timeout` ms) for health checks. Healthy when a
+   * quorum answered and none of that quorum is still inside its restart-guard window.
+   */
+  probe(timeout = 1_000): Promise<HealthReport> {
+    const guard = this.options.restartGuard;
+    const window = guard === false ? 0 : Math.max(guard === true ? 0 : guard, this.options.ttl);
+    return probeNodes(this.nodes, this.quorum, this.context.clock, timeout, window);
   }
 
   /**
