@@ -48,15 +48,26 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
   const nodes: LockNode[] = [];
   const owned: Redis[] = [];
   const seen = new Map<string, number>();
+  const fail = (error: InvalidArgumentError): never => {
+    // Clients created for earlier entries must not keep reconnecting after the constructor threw.
+    for (const client of owned) client.disconnect();
+    throw error;
+  };
   specs.forEach((spec: unknown, index) => {
-    const node = toNode(spec, index, owned);
+    let node: LockNode;
+    try {
+      node = toNode(spec, index, owned);
+    } catch (error) {
+      return fail(error as InvalidArgumentError);
+    }
     const identity = identityOf(node);
     const earlier = seen.get(identity);
     if (earlier !== undefined) {
-      for (const client of owned) client.disconnect();
-      throw new InvalidArgumentError(
-        `nodes[${index}] and nodes[${earlier}] are the same node (${node.name}). Redlock needs independent ` +
-          'nodes: list each Redis server once.',
+      fail(
+        new InvalidArgumentError(
+          `nodes[${index}] and nodes[${earlier}] are the same node (${node.name}). Redlock needs independent ` +
+            'nodes: list each Redis server once.',
+        ),
       );
     }
     seen.set(identity, index);

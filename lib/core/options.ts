@@ -269,3 +269,17 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
+
+/** Splits `using(resources, options?, fn)`'s overloaded arguments; refuses a missing function. */
+export function usingArguments<F extends (...args: never[]) => unknown>(
+  optionsOrFn: UsingOptions | F,
+  maybeFn: F | undefined,
+): { options: UsingOptions | undefined; fn: F } {
+  const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn;
+  if (typeof fn !== 'function') {
+    throw new InvalidArgumentError(
+      'using() needs a function to run while the lock is held, as its last argument.',
+    );
+  }
+  return { options: typeof optionsOrFn === 'function' ? undefined : optionsOrFn, fn };
+}

@@ -26,6 +26,7 @@ import {
   describe,
   resolveCallOptions,
   resolveOptions,
+  usingArguments,
   validateTtl,
 } from './options';
 import { fanOut, quorumOf } from './quorum';
@@ -157,13 +158,7 @@ export class Redlock implements LockOwner {
     optionsOrFn: UsingOptions | ((lock: Lock) => Promise<T>),
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
-    const fn = typeof optionsOrFn === 'function' ? optionsOrFn : maybeFn;
-    const options = typeof optionsOrFn === 'function' ? undefined : optionsOrFn;
-    if (typeof fn !== 'function') {
-      throw new InvalidArgumentError(
-        'using() needs a function to run while the lock is held, as its last argument.',
-      );
-    }
+    const { options, fn } = usingArguments(optionsOrFn, maybeFn);
     const list = normalizeResources(resources);
     const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
     const lock = (await this.acquireWith(list, settings, true)) as Lock;

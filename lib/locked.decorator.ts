@@ -1,0 +1,110 @@
+import { Inject } from '@nestjs/common';
+import { Observable, isObservable } from 'rxjs';
+import { DEFAULT_OPTIONS, InvalidArgumentError, UsingOptions } from './core';
+import { ResolvedOptions, USING_OPTION_KEYS, resolveCallOptions } from './core/options';
+import { copyMethodMetadata } from './copy-method-metadata';
+import { LockKeySource, compileLockKey } from './lock-key';
+import { LockedPlan, lockedMethod } from './locked.runner';
+import type { LockedOptions } from './redlock.interfaces';
+import * as messages from './redlock.messages';
+import { RedlockService } from './redlock.service';
+
+/**
+ * What `@Locked` can decorate: methods returning a Promise (async methods) or an Observable. A synchronous
+ * method does not match, so TypeScript rejects the decorator on it: its work could not wait for the lock.
+ */
+export type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<unknown>;
+
+/**
+ * Runs the method only while holding a distributed lock on the resources its arguments name.
+ *
+ * ```ts
+ * @Locked('order:<0>')                             // <0> = first argument
+ * async pay(orderId: string) { ... }
+ *
+ * @Cron('0 * * * * *')
+ * @Locked('report:hourly', { onBusy: 'skip' })     // another instance runs it: skip quietly
+ * async hourly() { ... }
+ * ```
+ *
+ * - `key`: a template (`'order:<0>'`, `'tenant:<1.tenant.id>'`), an array of templates (one lock on several
+ *   resources), or a function of the arguments returning a key or keys. Compiled here, when the class is
+ *   defined: a malformed template or an index past the declared parameters throws `InvalidLockKeyError`
+ *   at start-up. See `lock-key.ts` for the syntax and the escaping that keeps keys injective.
+ * - Works on providers, controllers and `@Cron` tasks (it wraps the method itself, so no interceptor is
+ *   needed), in either order with other decorators: their metadata, the method's `name`, `length` and
+ *   `design:*` metadata are kept.
+ * - Reaches the application's `RedlockService` through property injection, so each Nest application in a
+ *   process uses its own, and request-scoped and transient providers work.
+ * - The method's own errors and results pass through unchanged; the lock is always released afterwards.
+ * - Reentrant within one call chain: a locked section calling another on resources it holds does not
+ *   acquire them again (see `RedlockService.using`).
+ * - An Observable method (declared return type `Observable<T>`) is locked from subscription until it
+ *   completes, errors or is unsubscribed.
+ */
+export function Locked(key: LockKeySource, options?: LockedOptions) {
+  return <T extends LockableMethod>(
+    target: object,
+    propertyKey: string | symbol,
+    descriptor: TypedPropertyDescriptor<T>,
+  ): TypedPropertyDescriptor<T> => {
+    const where = whereOf(target, propertyKey);
+    if (typeof target === 'function') throw new InvalidArgumentError(messages.staticMethod(where));
+    const original = descriptor?.value;
+    if (typeof original !== 'function') throw new InvalidArgumentError(messages.notAMethod(where));
+
+    const serviceKey = Symbol(messages.serviceProperty(where));
+    const plan: LockedPlan = {
+      where,
+      key: compileLockKey(key, where, original.length),
+      ...planOptions(where, options),
+      observable: isObservableType(Reflect.getMetadata('design:returntype', target, propertyKey)),
+      serviceKey,
+    };
+    Inject(RedlockService)(target, serviceKey);
+
+    const wrapper = lockedMethod(original, plan);
+    copyMethodMetadata(original, wrapper);
+    descriptor.value = wrapper as T;
+    return descriptor;
+  };
+}
+
+/**
+ * Validates the options now, with the core's own rules for `using()` options (unknown keys included), so a
+ * bad one fails when the class is defined. The module's defaults are not known yet: the core's stand in.
+ */
+function planOptions(
+  where: string,
+  options: LockedOptions | undefined,
+): Pick<LockedPlan, 'options' | 'onBusy'> {
+  if (options === undefined) return { options: undefined, onBusy: 'throw' };
+  const bad = (problem: string) => new InvalidArgumentError(messages.badLockedOptions(where, problem));
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw bad("options must be an object like { ttl: 5000, onBusy: 'skip' }.");
+  }
+  const { onBusy = 'throw', ...rest } = options;
+  if (onBusy !== 'throw' && onBusy !== 'skip') throw bad(messages.badOnBusy(onBusy));
+  // Skipping is for work another instance is already doing: one attempt, unless a wait is asked for.
+  const core: UsingOptions = onBusy === 'skip' && rest.wait === undefined ? { ...rest, wait: 0 } : rest;
+  try {
+    resolveCallOptions(core, CORE_DEFAULTS, USING_OPTION_KEYS);
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    const also = error.message.startsWith('Unknown ') ? messages.lockedAlsoAccepts(['onBusy']) : '';
+    throw bad(error.message + also);
+  }
+  return { options: Object.keys(core).length > 0 ? Object.freeze(core) : undefined, onBusy };
+}
+
+const CORE_DEFAULTS = Object.freeze({ ...DEFAULT_OPTIONS, logger: undefined }) as ResolvedOptions;
+
+/** `Observable`, a subclass, or an Observable class from another copy of rxjs. */
+function isObservableType(type: unknown): boolean {
+  return typeof type === 'function' && type.prototype != null && isObservable(type.prototype);
+}
+
+function whereOf(target: object, propertyKey: string | symbol): string {
+  const owner = typeof target === 'function' ? target : target.constructor;
+  return `${owner?.name || '<anonymous class>'}.${String(propertyKey)}`;
+}

@@ -1,0 +1,87 @@
+import { Observable, ObservableInput, Subscription, from, isObservable } from 'rxjs';
+import { RedlockError, UsingOptions } from './core';
+import type { CompiledLockKey } from './lock-key';
+import { RUN_LOCKED, SKIPPED } from './redlock.constants';
+import * as messages from './redlock.messages';
+import type { RedlockService } from './redlock.service';
+
+/** Everything `@Locked` settled when the class was defined. */
+export interface LockedPlan {
+  /** `Class.method`, for messages. */
+  readonly where: string;
+  readonly key: CompiledLockKey;
+  /** Passed to the core as they are (`undefined`: the module's defaults). */
+  readonly options: UsingOptions | undefined;
+  readonly onBusy: 'throw' | 'skip';
+  /** The method returns an Observable (known from its declared return type). */
+  readonly observable: boolean;
+  /** The property where Nest injected the application's `RedlockService`. */
+  readonly serviceKey: symbol;
+}
+
+type Method = (...args: unknown[]) => unknown;
+type Instance = Record<symbol, RedlockService | undefined>;
+
+/** The method that replaces a `@Locked` one: runs `original` while holding the lock its arguments name. */
+export function lockedMethod(original: Method, plan: LockedPlan): Method {
+  return function (this: Instance, ...args: unknown[]): unknown {
+    return plan.observable
+      ? lockedObservable(original, this, args, plan)
+      : lockedPromise(original, this, args, plan);
+  };
+}
+
+/** Lock, run, release — also when the method throws; a failed release never hides its outcome. */
+async function lockedPromise(original: Method, self: Instance, args: unknown[], plan: LockedPlan) {
+  const result = await runLocked(self, args, plan, async () => {
+    const value = original.apply(self, args);
+    if (isObservable(value)) throw new RedlockError(messages.unexpectedObservable(plan.where));
+    return value;
+  });
+  return result === SKIPPED ? undefined : result;
+}
+
+/**
+ * Acquires when subscribed, then calls the method and subscribes to its Observable under the lock (like
+ * rxjs `defer`: every subscription runs the method again, under its own lock). Releases once the source
+ * completes or errors — before passing that on, so a consumer that goes on afterwards finds the lock free —
+ * or when the subscriber unsubscribes, also while the lock is still being acquired.
+ */
+function lockedObservable(original: Method, self: Instance, args: unknown[], plan: LockedPlan) {
+  return new Observable<unknown>((subscriber) => {
+    let inner: Subscription | undefined;
+    let stop: (() => void) | undefined;
+    let unsubscribed = false;
+
+    // The work of the lock: resolves (and so lets the lock go) when the source ends or we unsubscribe.
+    const work = () =>
+      new Promise<void>((resolve, reject) => {
+        if (unsubscribed) return resolve();
+        stop = resolve;
+        inner = from(original.apply(self, args) as ObservableInput<unknown>).subscribe({
+          next: (value) => subscriber.next(value),
+          error: reject,
+          complete: resolve,
+        });
+      });
+
+    runLocked(self, args, plan, work).then(
+      () => subscriber.complete(),
+      (error: unknown) => subscriber.error(error),
+    );
+    return () => {
+      unsubscribed = true;
+      inner?.unsubscribe();
+      stop?.();
+    };
+  });
+}
+
+/** Renders the keys and runs `work` under the lock, through the instance's own `RedlockService`. */
+async function runLocked<T>(self: Instance, args: unknown[], plan: LockedPlan, work: () => Promise<T>) {
+  const service = self?.[plan.serviceKey];
+  if (service === undefined || typeof service[RUN_LOCKED] !== 'function') {
+    throw new RedlockError(messages.notManaged(plan.where));
+  }
+  return service[RUN_LOCKED](plan.key.render(args), plan.options, plan.onBusy, plan.where, work);
+}

@@ -1,0 +1,124 @@
+/**
+ * Message factories of the Nest layer, kept in one place so the wording can be reviewed together. Each says
+ * what happened, where (class and method, resource, node) and what to do.
+ *
+ * @internal
+ */
+import { formatResources } from './core/errors';
+
+/** `"a"` or `["a","b"]`. */
+const resourcesOf = (resources: readonly string[]): string => formatResources(resources);
+
+// ------------------------------------------------------------------------------------------ @Locked
+
+export function notAMethod(where: string): string {
+  return `@Locked can only decorate methods, but ${where} is not a method.`;
+}
+
+export function staticMethod(where: string): string {
+  return (
+    `@Locked cannot decorate the static method ${where}: it reaches RedlockService through Nest's ` +
+    `dependency injection, which only fills instances. Make it an instance method of a provider.`
+  );
+}
+
+export function badLockedOptions(where: string, problem: string): string {
+  return `@Locked on ${where}: ${problem}`;
+}
+
+export function lockedAlsoAccepts(keys: readonly string[]): string {
+  return ` @Locked also accepts: ${keys.join(', ')}.`;
+}
+
+export function badOnBusy(value: unknown): string {
+  return `onBusy must be 'throw' or 'skip', got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+}
+
+/** The description of the injected property: Nest prints it when RedlockModule is missing. */
+export function serviceProperty(where: string): string {
+  return `RedlockService for @Locked ${where} (import RedlockModule.forRoot() or forRootAsync() in the root module)`;
+}
+
+export function notManaged(where: string): string {
+  return (
+    `${where} is decorated with @Locked, but this instance has no RedlockService: it was not created by ` +
+    `Nest's injector (e.g. with \`new\`, or by a useValue/useFactory provider), so nothing was injected. ` +
+    `Let Nest create it (a class provider, then constructor injection, app.get() or moduleRef.resolve()), ` +
+    `and import RedlockModule in the application.`
+  );
+}
+
+export function unexpectedObservable(where: string): string {
+  return (
+    `${where} returned an Observable, but @Locked prepared for a Promise because the method's return ` +
+    `type was not known when the class was defined, and the lock has already been released. Annotate the ` +
+    `return type (\`${where.split('.').pop()}(...): Observable<T>\`) with emitDecoratorMetadata enabled, or ` +
+    `make the method async.`
+  );
+}
+
+export function skipped(where: string, resources: readonly string[]): string {
+  return `${where} skipped: ${resourcesOf(resources)} is held elsewhere (onBusy: 'skip').`;
+}
+
+// ------------------------------------------------------------------------------------------ service
+
+export function alreadyHeld(resources: readonly string[]): string {
+  return (
+    `${resourcesOf(resources)} is already held by this call chain (through @Locked or using()); acquiring ` +
+    `it again would wait for itself until its ttl runs out. Use using(), which is reentrant, or acquire ` +
+    `outside the locked section.`
+  );
+}
+
+export function shuttingDown(resources: readonly string[]): string {
+  return `Cannot lock ${resourcesOf(resources)}: the application is shutting down (RedlockService was closed).`;
+}
+
+export function nodeUnreachable(
+  node: string,
+  error: Error | undefined,
+  quorum: number,
+  total: number,
+): string {
+  return (
+    `Redis node ${node} is not reachable${error ? ` (${error.message})` : ''}. Locks need ${quorum} of ` +
+    `${total} nodes; the client keeps reconnecting.`
+  );
+}
+
+export function quorumUnreachable(ready: number, total: number, quorum: number): string {
+  return (
+    `Only ${ready} of ${total} Redis nodes are reachable: every lock will fail until ${quorum} are. ` +
+    `Check the node addresses and that a majority of the servers is up.`
+  );
+}
+
+export function connected(total: number, quorum: number): string {
+  return `Connected to ${total} Redis node${total === 1 ? '' : 's'} (quorum ${quorum}).`;
+}
+
+export function shutdownReleasing(count: number): string {
+  return `Releasing ${count} lock${count === 1 ? '' : 's'} still held at shutdown.`;
+}
+
+export function shutdownTimedOut(timeout: number): string {
+  return `Releasing the locks still held did not finish within shutdownTimeout (${timeout} ms); their keys expire with their ttl.`;
+}
+
+// ------------------------------------------------------------------------------------------ module
+
+export function badModuleOptions(problem: string): string {
+  return `Invalid RedlockModule options: ${problem}`;
+}
+
+export function moduleAlsoAccepts(keys: readonly string[]): string {
+  return ` RedlockModule also accepts: ${keys.join(', ')}.`;
+}
+
+// ------------------------------------------------------------------------------------------ filter
+
+/** The body of the 409 answer. Names the resources but not the nodes (their addresses stay internal). */
+export function conflict(resources: readonly string[]): string {
+  return `${resourcesOf(resources)} is locked by another operation in progress; try again later.`;
+}

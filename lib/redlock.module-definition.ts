@@ -1,0 +1,32 @@
+import { ConfigurableModuleBuilder, Provider } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { LockBusyFilter } from './lock-busy.filter';
+import { DEFAULT_MODULE_OPTIONS, REDLOCK_MODULE_OPTIONS } from './redlock.constants';
+import type { RedlockModuleExtras, RedlockModuleOptions } from './redlock.interfaces';
+import { RedlockService } from './redlock.service';
+
+/**
+ * The builder writes the options providers of `forRoot` / `forRootAsync` (`useFactory`, `useClass`,
+ * `useExisting`); the extras (`busyFilter`) are read here, when the module is assembled, and never reach
+ * the options. The module is global and exports `RedlockService`.
+ */
+export const { ConfigurableModuleClass: RedlockConfigurableModule } =
+  new ConfigurableModuleBuilder<RedlockModuleOptions>({ optionsInjectionToken: REDLOCK_MODULE_OPTIONS })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName('createRedlockOptions')
+    .setExtras<RedlockModuleExtras>(
+      { busyFilter: DEFAULT_MODULE_OPTIONS.busyFilter },
+      (definition, extras) => ({
+        ...definition,
+        global: true,
+        providers: [...(definition.providers ?? []), ...redlockProviders(extras)],
+        exports: [RedlockService],
+      }),
+    )
+    .build();
+
+function redlockProviders(extras: RedlockModuleExtras): Provider[] {
+  const providers: Provider[] = [RedlockService];
+  if (extras.busyFilter !== false) providers.push({ provide: APP_FILTER, useClass: LockBusyFilter });
+  return providers;
+}

@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { Locked, RedlockModule, RedlockService } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay } from './helpers';
+
+/** Every run of a task: which task, whether it ran under its lock, and the second of its tick. */
+const runs: { task: string; locked: boolean; tick: number }[] = [];
+
+async function work(task: string, service: RedlockService) {
+  runs.push({ task, locked: service.current() !== undefined, tick: Math.floor(Date.now() / 1_000) });
+  // Hold the lock well past the moment the other instance's timer fires for the same tick.
+  await delay(500);
+}
+
+@Injectable()
+class CronAbove {
+  constructor(private readonly redlock: RedlockService) {}
+
+  @Cron('*/1 * * * * *', { name: 'cron-above' })
+  @Locked('tick:above', { onBusy: 'skip' })
+  async tick() {
+    await work('above', this.redlock);
+  }
+}
+
+@Injectable()
+class CronBelow {
+  constructor(private readonly redlock: RedlockService) {}
+
+  @Locked('tick:below', { onBusy: 'skip' })
+  @Cron('*/1 * * * * *', { name: 'cron-below' })
+  async tick() {
+    await work('below', this.redlock);
+  }
+}
+
+describe('@Cron with @Locked on two instances (real scheduler, 3 real nodes)', () => {
+  let nodes: RedisNodes;
+  const loggers = [new RecordingLogger(), new RecordingLogger()];
+  let scheduled: string[][];
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    const apps = await Promise.all(
+      loggers.map((logger) =>
+        createApp({
+          imports: [ScheduleModule.forRoot(), RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger })],
+          providers: [CronAbove, CronBelow],
+        }),
+      ),
+    );
+    scheduled = apps.map((app) => [...app.get(SchedulerRegistry).getCronJobs().keys()].sort());
+    await delay(3_600); // three or four ticks
+    await closeApps(); // stops the schedulers
+  });
+  afterAll(async () => {
+    await closeApps();
+    await nodes?.stop();
+  });
+
+  it('kept the @Cron metadata in both decorator orders: both jobs were scheduled on each instance', () => {
+    expect(scheduled).toEqual([
+      ['cron-above', 'cron-below'],
+      ['cron-above', 'cron-below'],
+    ]);
+  });
+
+  it.each(['above', 'below'])(
+    '@Locked %s @Cron: every tick ran exactly once across the two instances',
+    (task) => {
+      const ticks = new Map<number, number>();
+      for (const run of runs.filter((r) => r.task === task))
+        ticks.set(run.tick, (ticks.get(run.tick) ?? 0) + 1);
+      expect(ticks.size).toBeGreaterThanOrEqual(2);
+      expect([...ticks.values()].every((count) => count === 1)).toBe(true);
+      expect(runs.every((run) => run.locked)).toBe(true);
+
+      // Both instances fired on the ticks: the one that did not run skipped, quietly (debug level).
+      const skipped = loggers.flatMap((logger) =>
+        logger
+          .messages('debug')
+          .filter((line) => line.startsWith(`Cron${task === 'above' ? 'Above' : 'Below'}.tick skipped`)),
+      );
+      expect(skipped.length).toBeGreaterThanOrEqual(ticks.size - 1);
+      expect(loggers.flatMap((logger) => logger.messages('warn'))).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,286 @@
+import { ContextIdFactory } from '@nestjs/core';
+import { Injectable, NotFoundException, Scope, SetMetadata } from '@nestjs/common';
+import { Observable, of } from 'rxjs';
+import {
+  InvalidArgumentError,
+  LockBusyError,
+  Locked,
+  RedlockError,
+  RedlockModule,
+  RedlockService,
+} from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from './helpers';
+
+const ROLE = 'test:role';
+
+@Injectable()
+class Orders {
+  runs = 0;
+  constructor(readonly redlock: RedlockService) {}
+
+  @SetMetadata(ROLE, 'above')
+  @Locked('order:<0>')
+  @SetMetadata('test:below', 'below')
+  async pay(orderId: string, amount: number): Promise<string> {
+    this.runs++;
+    const lock = this.redlock.current()!;
+    return `${orderId}:${amount}:${lock.ttl}`;
+  }
+
+  @Locked('order:<0>', { ttl: 1_500 })
+  async inspect(orderId: string, check: (lock: unknown) => Promise<unknown>) {
+    return check(this.redlock.current());
+  }
+
+  @Locked('order:<0>', { fencing: true })
+  async fenced(orderId: string) {
+    return this.redlock.current()!.fencingToken;
+  }
+
+  @Locked('order:<0>')
+  async fail(orderId: string, error: Error): Promise<never> {
+    throw error;
+  }
+
+  @Locked('order:<0>', { onBusy: 'skip' })
+  async skipWhenBusy(orderId: string) {
+    this.runs++;
+    return 'ran';
+  }
+
+  @Locked('order:<0>', { onBusy: 'skip', wait: 3_000 })
+  async skipAfterWaiting(orderId: string) {
+    this.runs++;
+    return 'ran';
+  }
+
+  @Locked('order:<0>', { wait: 0 })
+  async throwWhenBusy(orderId: string) {
+    this.runs++;
+    return 'ran';
+  }
+
+  // No return type annotation: the decorator cannot know it returns an Observable.
+  @Locked('order:<0>')
+  unannotated(orderId: string) {
+    return of(orderId);
+  }
+}
+
+@Injectable({ scope: Scope.TRANSIENT })
+class TransientJob {
+  constructor(readonly redlock: RedlockService) {}
+  @Locked('job:<0>')
+  async run(id: string) {
+    return this.redlock.current()?.resources;
+  }
+}
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestJob {
+  constructor(readonly redlock: RedlockService) {}
+  @Locked('request-job:<0>')
+  async run(id: string) {
+    return this.redlock.current()?.resources;
+  }
+}
+
+describe('@Locked (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  let orders: Orders;
+  let redlock: RedlockService;
+  const logger = new RecordingLogger();
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  beforeEach(async () => {
+    logger.lines.length = 0;
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, ttl: 4_321, logger })],
+      providers: [Orders, TransientJob, RequestJob],
+    });
+    orders = app.get(Orders);
+    redlock = app.get(RedlockService);
+  });
+  afterEach(async () => {
+    for (const node of nodes.nodes) if (node.paused) await node.resume();
+    await closeApps();
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it("keeps the method's name, length, design:* metadata and other decorators' metadata (either order)", () => {
+    const pay = Orders.prototype.pay;
+    expect(pay.name).toBe('pay');
+    expect(pay.length).toBe(2);
+    expect(Reflect.getMetadata(ROLE, pay)).toBe('above');
+    expect(Reflect.getMetadata('test:below', pay)).toBe('below');
+    expect(Reflect.getMetadata('design:paramtypes', Orders.prototype, 'pay')).toEqual([String, Number]);
+    expect(Reflect.getMetadata('design:returntype', Orders.prototype, 'pay')).toBe(Promise);
+  });
+
+  it('holds the lock while the method runs, releases it afterwards, and passes the result through', async () => {
+    const seen = (await orders.inspect('7', () => valuesOnNodes(nodes, keyOf('order:7')))) as (
+      string | null
+    )[];
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen).size).toBe(1);
+    expect(seen[0]).toEqual(expect.any(String));
+    expect(await valuesOnNodes(nodes, keyOf('order:7'))).toEqual([null, null, null]);
+    expect(await orders.pay('7', 30)).toBe('7:30:4321'); // the module's ttl is the default
+  });
+
+  it('passes per-method options to the lock (ttl) and any other core option (fencing)', async () => {
+    expect(await orders.inspect('8', async (lock) => (lock as { ttl: number }).ttl)).toBe(1_500);
+    const [first, second] = [await orders.fenced('8'), await orders.fenced('8')];
+    expect(typeof first).toBe('number');
+    expect(second).toBeGreaterThan(first!);
+  });
+
+  it("passes the method's own errors through unchanged and releases the lock", async () => {
+    const notFound = new NotFoundException('order 9 not found');
+    await expect(orders.fail('9', notFound)).rejects.toBe(notFound);
+    expect(await valuesOnNodes(nodes, keyOf('order:9'))).toEqual([null, null, null]);
+  });
+
+  it('a failed release hides neither the result nor the error', async () => {
+    const pauseAll = () => Promise.all(nodes.nodes.map((node) => node.pause()));
+    // Every node stops answering while the method runs, so its release reaches none of them.
+    await expect(orders.inspect('10', async () => (await pauseAll(), 'result'))).resolves.toBe('result');
+    for (const node of nodes.nodes) await node.resume();
+
+    const failure = new Error('handler failed');
+    await expect(
+      orders.inspect('11', async () => {
+        await pauseAll();
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+  });
+
+  describe('when the lock is busy', () => {
+    it("onBusy 'throw' (default) rejects with LockBusyError naming the resource, without running", async () => {
+      const held = await redlock.acquire('order:12');
+      const error = await orders.throwWhenBusy('12').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockBusyError);
+      expect((error as LockBusyError).resources).toEqual(['order:12']);
+      expect((error as Error).message).toContain('"order:12"');
+      expect(orders.runs).toBe(0);
+      await redlock.release(held);
+    });
+
+    it("onBusy 'skip' resolves undefined without running, logs at debug level, and tries once by default", async () => {
+      const held = await redlock.acquire('order:13');
+      const released = delay(300).then(() => redlock.release(held)); // a waiting caller would get it
+      expect(await orders.skipWhenBusy('13')).toBeUndefined();
+      await released;
+      expect(orders.runs).toBe(0);
+      expect(logger.messages('debug')).toContain(
+        `Orders.skipWhenBusy skipped: "order:13" is held elsewhere (onBusy: 'skip').`,
+      );
+    });
+
+    it("onBusy 'skip' with an explicit wait waits first", async () => {
+      const held = await redlock.acquire('order:14');
+      const released = delay(300).then(() => redlock.release(held));
+      expect(await orders.skipAfterWaiting('14')).toBe('ran');
+      await released;
+    });
+  });
+
+  it('reaches the service in transient and request-scoped providers', async () => {
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [TransientJob, RequestJob],
+    });
+    expect(await (await app.resolve(TransientJob)).run('a')).toEqual(['job:a']);
+    const request = await app.resolve(RequestJob, ContextIdFactory.create());
+    expect(await request.run('b')).toEqual(['request-job:b']);
+  });
+
+  it('an instance not created by Nest gets a clear error naming the class and method', async () => {
+    const stray = new Orders(redlock);
+    const error = await stray.pay('1', 2).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedlockError);
+    expect((error as Error).message).toMatch(
+      /^Orders\.pay is decorated with @Locked, but this instance has no RedlockService: it was not created by Nest/,
+    );
+  });
+
+  it('an Observable returned where a Promise was expected is refused clearly, and the lock released', async () => {
+    const error = await (orders.unannotated('15') as unknown as Promise<unknown>).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/^Orders\.unannotated returned an Observable/);
+    expect((error as Error).message).toContain('unannotated(...): Observable<T>');
+    expect(await valuesOnNodes(nodes, keyOf('order:15'))).toEqual([null, null, null]);
+  });
+
+  describe('refuses misuse when the class is defined', () => {
+    const define = (options: object) => () => {
+      class Bad {
+        @Locked('x', options)
+        async work() {}
+      }
+      return Bad;
+    };
+
+    it.each([
+      [{ onBusy: 'wait' }, `@Locked on Bad.work: onBusy must be 'throw' or 'skip', got "wait".`],
+      [{ ttl: -1 }, '@Locked on Bad.work: ttl must be a positive whole number of milliseconds, got -1.'],
+      [{ ttl: 5 }, '@Locked on Bad.work: ttl of 5 ms is too short'],
+      [{ wait: 'long' }, '@Locked on Bad.work: wait must be a number of milliseconds ≥ 0'],
+      [{ autoExtend: 'yes' }, '@Locked on Bad.work: autoExtend must be true or false'],
+      [
+        { ttll: 5 },
+        '@Locked on Bad.work: Unknown acquire option "ttll". Known ones: ttl, wait, fencing, signal, autoExtend, onLockLost. @Locked also accepts: onBusy.',
+      ],
+    ])('%j', (options, message) => {
+      expect(define(options)).toThrow(InvalidArgumentError);
+      expect(define(options)).toThrow(message);
+    });
+
+    it('static methods', () => {
+      expect(() => {
+        class Bad {
+          @Locked('x')
+          static async work() {}
+        }
+        return Bad;
+      }).toThrow(/@Locked cannot decorate the static method Bad\.work/);
+    });
+
+    it('synchronous methods (a TypeScript error; `npm run lint` type-checks this file)', async () => {
+      class Sync {
+        // @ts-expect-error a synchronous method cannot wait for a lock
+        @Locked('x')
+        work(): number {
+          return 1;
+        }
+      }
+      expect(Sync).toBeDefined();
+    });
+  });
+
+  it('the key is rendered per call: waiting while another owner holds it, then running', async () => {
+    const held = await redlock.acquire('order:16');
+    const start = Date.now();
+    const paid = orders.pay('16', 1);
+    await delay(100);
+    expect(orders.runs).toBe(0);
+    await redlock.release(held);
+    expect(await paid).toBe('16:1:4321');
+    expect(Date.now() - start).toBeGreaterThanOrEqual(100);
+  });
+});
+
+// Compile-time check of the decorator's type: an Observable method is accepted.
+class TypeCheck {
+  @Locked('x')
+  stream(): Observable<number> {
+    return of(1);
+  }
+}
+void TypeCheck;

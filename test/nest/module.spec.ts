@@ -1,0 +1,248 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import Redis from 'ioredis';
+import {
+  InvalidArgumentError,
+  Locked,
+  RedlockModule,
+  RedlockModuleOptions,
+  RedlockOptionsFactory,
+  RedlockService,
+} from '../../lib';
+import { RedisNodes, freePort, startRedisNodes } from '../support';
+import {
+  RecordingLogger,
+  TEST_OPTIONS,
+  clientsOnNodes,
+  closeApp,
+  closeApps,
+  createApp,
+  eventually,
+  keyOf,
+  valuesOnNodes,
+} from './helpers';
+
+/** Holds a lock through the app's service and checks it landed on every node, then releases it. */
+async function lockRoundTrip(nodes: RedisNodes, service: RedlockService, resource: string) {
+  const lock = await service.acquire(resource);
+  expect(await valuesOnNodes(nodes, keyOf(resource))).toEqual([lock.value, lock.value, lock.value]);
+  await service.release(lock);
+  expect(await valuesOnNodes(nodes, keyOf(resource))).toEqual([null, null, null]);
+  return lock;
+}
+
+/**
+ * A node nobody listens on. ioredis waits `disconnectTimeout` (2 s by default) before it gives up on a
+ * socket that never connected, so a short one keeps that timer from outliving the test.
+ */
+const deadNode = (port: number) => ({ host: '127.0.0.1', port, disconnectTimeout: 50 });
+
+describe('RedlockModule (3 real nodes)', () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterEach(async () => {
+    await closeApps();
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it('forRoot(nodes, options): locks on the real nodes with the given defaults', async () => {
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, ttl: 4_321 })],
+    });
+    const lock = await lockRoundTrip(nodes, app.get(RedlockService), 'forRoot');
+    expect(lock.ttl).toBe(4_321);
+  });
+
+  describe('forRootAsync', () => {
+    @Injectable()
+    class AppConfig {
+      readonly redlock: RedlockModuleOptions = { ...TEST_OPTIONS, nodes: [], ttl: 1_234 };
+    }
+    @Module({ providers: [AppConfig], exports: [AppConfig] })
+    class ConfigModule {}
+
+    @Injectable()
+    class RedlockConfig implements RedlockOptionsFactory {
+      static nodes: string[] = [];
+      createRedlockOptions(): RedlockModuleOptions {
+        return { ...TEST_OPTIONS, nodes: RedlockConfig.nodes, ttl: 2_345 };
+      }
+    }
+    @Module({ providers: [RedlockConfig], exports: [RedlockConfig] })
+    class RedlockConfigModule {}
+
+    beforeAll(() => {
+      RedlockConfig.nodes = nodes.urls;
+    });
+
+    it('useFactory with imports and inject', async () => {
+      const app = await createApp({
+        imports: [
+          RedlockModule.forRootAsync({
+            imports: [ConfigModule],
+            inject: [AppConfig],
+            useFactory: async (config: AppConfig) => ({ ...config.redlock, nodes: nodes.urls }),
+          }),
+        ],
+      });
+      expect((await lockRoundTrip(nodes, app.get(RedlockService), 'factory')).ttl).toBe(1_234);
+    });
+
+    it('useClass', async () => {
+      const app = await createApp({ imports: [RedlockModule.forRootAsync({ useClass: RedlockConfig })] });
+      expect((await lockRoundTrip(nodes, app.get(RedlockService), 'class')).ttl).toBe(2_345);
+    });
+
+    it('useExisting (the factory provided by an imported module)', async () => {
+      const app = await createApp({
+        imports: [RedlockModule.forRootAsync({ imports: [RedlockConfigModule], useExisting: RedlockConfig })],
+      });
+      expect((await lockRoundTrip(nodes, app.get(RedlockService), 'existing')).ttl).toBe(2_345);
+    });
+  });
+
+  it('is global: a feature module uses RedlockService and @Locked without importing it', async () => {
+    @Injectable()
+    class Reports {
+      constructor(readonly redlock: RedlockService) {}
+      @Locked('report:<0>')
+      async build(name: string) {
+        return this.redlock.current()?.resources;
+      }
+    }
+    @Module({ providers: [Reports], exports: [Reports] })
+    class ReportsModule {}
+
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS), ReportsModule],
+    });
+    expect(await app.get(Reports).build('daily')).toEqual(['report:daily']);
+  });
+
+  it('leaves ready-made clients open and closes the ones it created', async () => {
+    const [n0, n1, n2] = nodes.nodes;
+    const userClient = new Redis({ host: n0.host, port: n0.port, connectionName: 'user-client' });
+    try {
+      const before = await clientsOnNodes(nodes);
+      const app = await createApp({
+        imports: [
+          RedlockModule.forRoot(
+            [userClient, { host: n1.host, port: n1.port, connectionName: 'module-owned' }, n2.url],
+            TEST_OPTIONS,
+          ),
+        ],
+      });
+      await lockRoundTrip(nodes, app.get(RedlockService), 'mixed');
+      const during = await clientsOnNodes(nodes);
+      expect(during[0]).toContain('user-client');
+      expect(during[1]).toContain('module-owned');
+      expect(during[2].length).toBe(before[2].length + 1);
+
+      await closeApp(app);
+      expect(userClient.status).toBe('ready');
+      expect(await userClient.ping()).toBe('PONG');
+      const closed = await eventually(async () => {
+        const after = await clientsOnNodes(nodes);
+        return !after[1].includes('module-owned') && after[2].length === before[2].length;
+      });
+      expect(closed).toBe(true);
+      expect((await clientsOnNodes(nodes))[0]).toContain('user-client');
+    } finally {
+      userClient.disconnect();
+    }
+  });
+
+  it('boots with an unreachable node, warns about it, and still locks with the majority', async () => {
+    const logger = new RecordingLogger();
+    const deadPort = await freePort();
+    const app = await createApp({
+      imports: [
+        RedlockModule.forRoot([nodes.urls[0], nodes.urls[1], deadNode(deadPort)], {
+          ...TEST_OPTIONS,
+          logger,
+          connectTimeout: 1_000,
+        }),
+      ],
+    });
+    const warnings = logger.messages('warn');
+    expect(warnings).toEqual([expect.stringContaining(`127.0.0.1:${deadPort} is not reachable`)]);
+    expect(warnings[0]).toContain('Locks need 2 of 3 nodes');
+    expect(logger.lines.every((line) => line.context === 'Redlock')).toBe(true);
+
+    const lock = await app.get(RedlockService).acquire('majority', { wait: 0 });
+    expect(lock.remainingTime).toBeGreaterThan(0);
+    await app.get(RedlockService).release(lock);
+  });
+
+  it('warns that locking will fail when no majority is reachable', async () => {
+    const logger = new RecordingLogger();
+    const dead = [deadNode(await freePort()), deadNode(await freePort())];
+    await createApp({
+      imports: [
+        RedlockModule.forRoot([nodes.urls[0], ...dead], { ...TEST_OPTIONS, logger, connectTimeout: 1_000 }),
+      ],
+    });
+    expect(logger.messages('warn').at(-1)).toMatch(
+      /Only 1 of 3 Redis nodes are reachable: every lock will fail until 2 are/,
+    );
+  });
+
+  describe('refuses bad options at start-up, with a clear message', () => {
+    const compile = (options: object) =>
+      Test.createTestingModule({
+        imports: [RedlockModule.forRootAsync({ useFactory: () => options as RedlockModuleOptions })],
+      }).compile();
+
+    it.each([
+      [{ ttl: -1 }, /Invalid RedlockModule options: ttl must be a positive whole number/],
+      [
+        { shutdownTimeout: -5 },
+        /Invalid RedlockModule options: shutdownTimeout must be a whole number of milliseconds ≥ 0, got -5/,
+      ],
+      [{ connectTimeout: 'soon' }, /connectTimeout must be a whole number .* got "soon"/],
+      [{ logger: 'console' }, /logger must be false or a Nest LoggerService/],
+      [
+        { ttll: 5_000 },
+        /Unknown Redlock option "ttll"\. Known ones: ttl, .*RedlockModule also accepts: nodes, logger, connectTimeout, shutdownTimeout\./,
+      ],
+    ])('%j', async (options, message) => {
+      const error = await compile({ nodes: nodes.urls, ...options }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toMatch(message);
+    });
+
+    it('nodes missing (a factory returning the wrong thing)', async () => {
+      await expect(compile({ ttl: 1_000 })).rejects.toThrow(/`nodes` is missing: list the Redis nodes/);
+      await expect(compile([] as never)).rejects.toThrow(/expected an object like \{ nodes:/);
+    });
+
+    it('nodes not usable', async () => {
+      await expect(compile({ nodes: ['localhost:6379'] })).rejects.toThrow(
+        /Invalid RedlockModule options: nodes\[0\] must be a redis:\/\/ or rediss:\/\/ URL/,
+      );
+    });
+  });
+
+  it('an application without RedlockModule fails at start-up, naming the class, the method and the fix', async () => {
+    @Injectable()
+    class Orders {
+      @Locked('order:<0>')
+      async pay(id: string) {
+        return id;
+      }
+    }
+    const error = await Test.createTestingModule({ providers: [Orders] })
+      .compile()
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/Nest can't resolve dependencies of the Orders/);
+    expect((error as Error).message).toContain(
+      'RedlockService for @Locked Orders.pay (import RedlockModule.forRoot() or forRootAsync() in the root module)',
+    );
+  });
+});

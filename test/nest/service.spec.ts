@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import * as api from '../../lib';
+import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { TEST_OPTIONS, closeApps, createApp, delay, gate, keyOf, valuesOnNodes } from './helpers';
+
+@Injectable()
+class LongJob {
+  constructor(readonly redlock: RedlockService) {}
+
+  @Locked('long:<0>', { ttl: 300 })
+  async run(id: string, until: Promise<void>) {
+    await until;
+    const lock = this.redlock.current()!;
+    return [lock.isExpired, lock.signal.aborted];
+  }
+}
+
+describe('RedlockService (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  let service: RedlockService;
+  let job: LongJob;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [LongJob],
+    });
+    service = app.get(RedlockService);
+    job = app.get(LongJob);
+  });
+  afterEach(() => nodes.flushAll());
+  afterAll(async () => {
+    await closeApps();
+    await nodes?.stop();
+  });
+
+  it('acquire / tryAcquire / extend / release delegate to the core', async () => {
+    const lock = await service.acquire(['s:a', 's:b'], { ttl: 1_000 });
+    expect(lock.resources).toEqual(['s:a', 's:b']);
+    expect(await service.tryAcquire('s:b')).toBeNull();
+    await expect(service.acquire('s:a', { wait: 0 })).rejects.toBeInstanceOf(LockBusyError);
+
+    await service.extend(lock, 5_000);
+    expect(lock.remainingTime).toBeGreaterThan(1_000);
+
+    const result = await service.release(lock);
+    expect(result.releasedOn).toBe(3);
+    expect(await valuesOnNodes(nodes, keyOf('s:a'))).toEqual([null, null, null]);
+    const again = await service.tryAcquire('s:b');
+    expect(again?.resources).toEqual(['s:b']);
+    await service.release(again!);
+  });
+
+  it('using() runs the work under the lock and passes its result through', async () => {
+    const seen = await service.using('s:using', { ttl: 2_000 }, async (lock) => [
+      lock.ttl,
+      service.current() === lock,
+      await valuesOnNodes(nodes, keyOf('s:using')),
+    ]);
+    expect(seen.slice(0, 2)).toEqual([2_000, true]);
+    expect((seen[2] as unknown[]).every((value) => typeof value === 'string')).toBe(true);
+    expect(await valuesOnNodes(nodes, keyOf('s:using'))).toEqual([null, null, null]);
+  });
+
+  it('a @Locked method running longer than its ttl keeps its lock: the core renews it', async () => {
+    const leave = gate();
+    const running = job.run('1', leave.promise);
+    await delay(900); // three ttls
+    expect(await service.tryAcquire('long:1')).toBeNull(); // an independent caller: still held
+    expect((await valuesOnNodes(nodes, keyOf('long:1'))).every((value) => value !== null)).toBe(true);
+    leave.open();
+    expect(await running).toEqual([false, false]); // neither expired nor lost
+  });
+});
+
+describe('the public API', () => {
+  it('exports the curated runtime values and nothing else', () => {
+    expect(Object.keys(api).sort()).toEqual([
+      'AcquireAbortedError',
+      'DEFAULT_MODULE_OPTIONS',
+      'DEFAULT_OPTIONS',
+      'InvalidArgumentError',
+      'InvalidLockKeyError',
+      'Lock',
+      'LockBusyError',
+      'LockBusyFilter',
+      'LockLostError',
+      'Locked',
+      'QuorumUnavailableError',
+      'Redlock',
+      'RedlockError',
+      'RedlockModule',
+      'RedlockService',
+    ]);
+  });
+
+  it('every error is a RedlockError', () => {
+    for (const ErrorClass of [
+      api.InvalidArgumentError,
+      api.InvalidLockKeyError,
+      api.LockBusyError,
+      api.QuorumUnavailableError,
+      api.LockLostError,
+      api.AcquireAbortedError,
+    ]) {
+      expect(ErrorClass.prototype).toBeInstanceOf(api.RedlockError);
+    }
+  });
+});
