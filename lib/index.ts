@@ -16,6 +16,10 @@ export { RedlockService } from './redlock.service';
 export { Locked } from './locked.decorator';
 /** The methods `@Locked` accepts: returning a Promise or an Observable (synchronous ones are refused). */
 export type { LockableMethod } from './locked.decorator';
+/** A `@nestjs/terminus` health indicator: up while a quorum of nodes answers; per-node details. */
+export { RedlockHealthIndicator } from './redlock.health';
+/** What `RedlockHealthIndicator.isHealthy()` returns. */
+export type { RedlockHealthResult } from './redlock.health';
 /** The exception filter answering `LockBusyError` with 409 Conflict over HTTP (registered by the module). */
 export { LockBusyFilter } from './lock-busy.filter';
 /** Defaults of the Nest-level options: `connectTimeout`, `shutdownTimeout`, `busyFilter`. */
@@ -76,8 +80,8 @@ export type { NodeVote } from './core';
 export type { ReleaseResult } from './core';
 /** One Redis node as the algorithm sees it (for custom transports and simulations). */
 export type { LockNode } from './core';
-/** A node's answer to an acquire request (part of `LockNode`). */
-export type { AcquireReply } from './core';
+/** A node's answer to an acquire request, and the request (part of `LockNode`). */
+export type { AcquireReply, AcquireRequest } from './core';
 /** Where the core reads time and schedules timers (injectable for simulations). */
 export type { Clock } from './core';
 /** A cancellable timer returned by a `Clock`. */
@@ -86,5 +90,7 @@ export type { Timer } from './core';
 export type { ReadyState } from './core';
 /** Counters of a `Redlock` instance (`redlock.stats`). */
 export type { RedlockStats } from './core';
+/** The result of `Redlock.probe()` / `RedlockService.probe()`, and one node's part of it. */
+export type { HealthReport, NodeHealth } from './core';
 /** The events of a `Redlock` instance (`redlock.on(...)`) and their payloads. */
 export type { RedlockEventMap, RedlockEventName } from './core';

@@ -122,3 +122,9 @@ export function moduleAlsoAccepts(keys: readonly string[]): string {
 export function conflict(resources: readonly string[]): string {
   return `${resourcesOf(resources)} is locked by another operation in progress; try again later.`;
 }
+
+/** A node failed an operation (at most one such warning per node every 10 s). */
+export function nodeError(node: string, operation: string, error: Error, suppressed: number): string {
+  const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';
+  return `Redis node ${node} failed a ${operation}: ${error.message}${more}. Locking continues while a majority of nodes answers.`;
+}

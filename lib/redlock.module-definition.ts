@@ -3,12 +3,13 @@ import { APP_FILTER } from '@nestjs/core';
 import { LockBusyFilter } from './lock-busy.filter';
 import { DEFAULT_MODULE_OPTIONS, REDLOCK_MODULE_OPTIONS } from './redlock.constants';
 import type { RedlockModuleExtras, RedlockModuleOptions } from './redlock.interfaces';
+import { RedlockHealthIndicator } from './redlock.health';
 import { RedlockService } from './redlock.service';
 
 /**
  * The builder writes the options providers of `forRoot` / `forRootAsync` (`useFactory`, `useClass`,
  * `useExisting`); the extras (`busyFilter`) are read here, when the module is assembled, and never reach
- * the options. The module is global and exports `RedlockService`.
+ * the options. The module is global and exports `RedlockService` and `RedlockHealthIndicator`.
  */
 export const { ConfigurableModuleClass: RedlockConfigurableModule } =
   new ConfigurableModuleBuilder<RedlockModuleOptions>({ optionsInjectionToken: REDLOCK_MODULE_OPTIONS })
@@ -20,13 +21,13 @@ export const { ConfigurableModuleClass: RedlockConfigurableModule } =
         ...definition,
         global: true,
         providers: [...(definition.providers ?? []), ...redlockProviders(extras)],
-        exports: [RedlockService],
+        exports: [RedlockService, RedlockHealthIndicator],
       }),
     )
     .build();
 
 function redlockProviders(extras: RedlockModuleExtras): Provider[] {
-  const providers: Provider[] = [RedlockService];
+  const providers: Provider[] = [RedlockService, RedlockHealthIndicator];
   if (extras.busyFilter !== false) providers.push({ provide: APP_FILTER, useClass: LockBusyFilter });
   return providers;
 }

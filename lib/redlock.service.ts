@@ -6,9 +6,13 @@ import {
   LockBusyError,
   Redlock,
   RedlockError,
+  RedlockEventMap,
+  RedlockEventName,
+  RedlockStats,
   ReleaseResult,
   UsingOptions,
 } from './core';
+import type { HealthReport } from './core';
 import { usingArguments } from './core/options';
 import { normalizeResources } from './core/resources';
 import { HeldLocks } from './held-locks';
@@ -103,8 +107,27 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     return currentLock(this);
   }
 
+  /**
+   * Subscribes to the core's events (`acquired`, `released`, `extended`, `lost`, `busy`, `node-error`) for
+   * metrics and tracing; returns the function that unsubscribes. See the core `Redlock.on`.
+   */
+  on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
+    return this.redlock.on(event, listener);
+  }
+
+  /** Probes every node (round trip, uptime, restart-guard window) within `timeout` ms; see `Redlock.probe`. */
+  probe(timeout?: number): Promise<HealthReport> {
+    return this.redlock.probe(timeout);
+  }
+
+  /** Counters of the core instance: how waiters woke, how many locks were lost. */
+  get stats(): RedlockStats {
+    return this.redlock.stats;
+  }
+
   /** Connects to the nodes. Unreachable nodes only log a warning: the application still starts. */
   async onModuleInit(): Promise<void> {
+    if (this.log) this.redlock.on('node-error', nodeErrorWarner(this.log));
     const states = await this.redlock.connect(this.connectTimeout);
     const { quorum } = this.redlock;
     const down = states.filter((state) => !state.ready);
@@ -202,6 +225,27 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   private refuseWhenClosed(resources: readonly string[]): void {
     if (this.closed) throw new RedlockError(messages.shuttingDown(resources), resources);
   }
+}
+
+/** How often one node's errors may be logged as a warning, in ms; the ones in between are counted. */
+const NODE_ERROR_WARN_INTERVAL = 10_000;
+
+/**
+ * A `node-error` listener that warns about each node's errors without flooding the log: at most one warning
+ * per node per interval, saying how many errors the interval held.
+ */
+function nodeErrorWarner(log: LogSink): (event: RedlockEventMap['node-error']) => void {
+  const lastWarned = new Map<string, { at: number; suppressed: number }>();
+  return ({ node, operation, error }) => {
+    const now = Date.now();
+    const entry = lastWarned.get(node);
+    if (entry && now - entry.at < NODE_ERROR_WARN_INTERVAL) {
+      entry.suppressed++;
+      return;
+    }
+    log.warn(messages.nodeError(node, operation, error, entry?.suppressed ?? 0));
+    lastWarned.set(node, { at: now, suppressed: 0 });
+  };
 }
 
 /** Whether `promise` settled within `ms`; the timer never outlives the call. */

@@ -91,6 +91,7 @@ describe('the public API', () => {
       'QuorumUnavailableError',
       'Redlock',
       'RedlockError',
+      'RedlockHealthIndicator',
       'RedlockModule',
       'RedlockService',
     ]);

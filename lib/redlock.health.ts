@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import type { NodeHealth } from './core';
+import { RedlockService } from './redlock.service';
+
+/** What {@link RedlockHealthIndicator.isHealthy} returns, in the shape `@nestjs/terminus` 11 expects. */
+export type RedlockHealthResult<Key extends string = string> = Record<
+  Key,
+  { status: 'up' | 'down'; quorum: number; nodes: NodeHealth[] }
+>;
+
+/**
+ * A health indicator for `@nestjs/terminus`: up when a quorum of nodes answers within the timeout and is
+ * past its restart-guard window; per-node details (latency, error, uptime, guard window left). Needs no
+ * import of terminus (an optional peer): terminus 11 reads the returned `status`.
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.redlockHealth.isHealthy('redlock')]); }
+ * ```
+ */
+@Injectable()
+export class RedlockHealthIndicator {
+  constructor(private readonly redlock: RedlockService) {}
+
+  /** @param key the name in the health report; @param timeout per-node probe timeout in ms (default 1000). */
+  async isHealthy<Key extends string = 'redlock'>(
+    key: Key = 'redlock' as Key,
+    { timeout = 1_000 }: { timeout?: number } = {},
+  ): Promise<RedlockHealthResult<Key>> {
+    const report = await this.redlock.probe(timeout);
+    const details = {
+      status: report.healthy ? ('up' as const) : ('down' as const),
+      quorum: report.quorum,
+      nodes: report.nodes,
+    };
+    return { [key]: details } as RedlockHealthResult<Key>;
+  }
+}

@@ -1,0 +1,74 @@
+import { Controller, Get, LoggerService } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import request from 'supertest';
+import { RedlockHealthIndicator, RedlockModule, RedlockService } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { TEST_OPTIONS, closeApps, createApp } from './helpers';
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly redlock: RedlockHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.redlock.isHealthy('redlock', { timeout: 300 })]);
+  }
+}
+
+describe('health indicator, events and node-error warnings (3 real nodes)', () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterEach(async () => {
+    await closeApps();
+    for (const node of nodes.nodes) if (!node.running) await node.start();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it('GET /health through @nestjs/terminus: up with a quorum, 503 down without, per-node details', async () => {
+    const app = await createApp({
+      imports: [TerminusModule, RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      controllers: [HealthController],
+    });
+    const up = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(up.body.details.redlock).toMatchObject({ status: 'up', quorum: 2 });
+    expect(up.body.details.redlock.nodes).toHaveLength(3);
+    expect(up.body.details.redlock.nodes[0]).toMatchObject({ up: true, guardRemaining: 0 });
+
+    await nodes.nodes[0].kill();
+    await nodes.nodes[1].kill();
+    const down = await request(app.getHttpServer()).get('/health').expect(503);
+    expect(down.body.error.redlock.status).toBe('down');
+    expect(down.body.error.redlock.nodes[0]).toMatchObject({ up: false, error: expect.any(String) });
+  });
+
+  it('forwards core events, and warns about a failing node at most once per interval', async () => {
+    const warnings: string[] = [];
+    const logger: LoggerService = {
+      log: () => undefined,
+      error: () => undefined,
+      warn: (m: string) => warnings.push(m),
+    };
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger })],
+    });
+    const service = app.get(RedlockService);
+    const acquired: string[][] = [];
+    service.on('acquired', ({ resources }) => acquired.push([...resources]));
+
+    await nodes.nodes[2].kill();
+    for (let i = 0; i < 5; i++) await service.using(`warn:${i}`, async () => undefined);
+    expect(acquired).toHaveLength(5);
+    const nodeWarnings = warnings.filter((w) => w.includes(`127.0.0.1:${nodes.nodes[2].port}`));
+    expect(nodeWarnings).toHaveLength(1); // 10 failed commands (acquire + release, 5 times), one warning
+    expect(nodeWarnings[0]).toMatch(/Locking continues while a majority of nodes answers/);
+  });
+});
