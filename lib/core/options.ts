@@ -179,12 +179,6 @@ export function resolveCallOptions(
   return { ttl, wait, fencing, guardWindow, signal, autoExtend, onLockLost };
 }
 
-/** @deprecated internal alias kept for the NestJS layer: use {@link resolveCallOptions}. */
-export const resolveAcquireOptions = (
-  options: AcquireOptions | undefined,
-  defaults: ResolvedOptions,
-): CallSettings => resolveCallOptions(options, defaults);
-
 /** ttl: a positive safe integer of ms, long enough to leave some validity after the drift allowance. */
 export function validateTtl(value: unknown, name: string): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
