@@ -1,0 +1,298 @@
+/**
+ * Compatibility check (issue 7), not part of `npm test`:
+ *
+ *   node -r ts-node/register/transpile-only compat/run.ts
+ *
+ * Builds and packs the library, installs the tarball into throwaway NestJS apps in a temp directory (NestJS 12
+ * ESM, NestJS 12 CommonJS, NestJS 11 CommonJS as the control), each with ioredis 5 and then 6, compiles the
+ * app with tsc and runs a `@Locked` call and a `using()` call against 3 real Redis nodes (test/support).
+ * Prints a table, writes compat/results.md, stops every node and process it started, and exits non-zero
+ * when any combination fails. Diagnostic rows (require(esm) switched off, a prototype ESM build) are
+ * reported but do not decide the exit code.
+ *
+ * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all), COMPAT_IOREDIS=5,6,
+ * COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp directory.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startRedisNodes } from '../test/support';
+import type { RedisNodes } from '../test/support';
+import { AppVariant, compileApp, explain, npmInstall, prepareApp, runApp } from './app';
+import { packEsmPrototype } from './esm-prototype';
+import { failure, killRunning, run } from './proc';
+import { Environment, Row, markdown, textTable } from './report';
+
+const REPO = path.resolve(__dirname, '..');
+const RESULTS = path.join(__dirname, 'results.md');
+
+const VARIANTS: readonly AppVariant[] = [
+  { id: 'nest12-esm', nest: '12', type: 'module' },
+  { id: 'nest12-cjs', nest: '12', type: 'commonjs' },
+  { id: 'nest11-cjs', nest: '11', type: 'commonjs' },
+];
+/** The app's toolchain: the TypeScript the repository uses, Node 20 types. */
+const TOOLCHAIN = ['typescript@~5.9.3', '@types/node@20'];
+/** Node without require(esm), as 20.0–20.18 and 22.0–22.11 are. */
+const NO_REQUIRE_ESM = ['--no-experimental-require-module'];
+
+const log = (message: string) => process.stderr.write(`compat: ${message}\n`);
+const list = (value: string | undefined, all: readonly string[]) =>
+  value
+    ? value
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean)
+    : [...all];
+
+let nodes: RedisNodes | undefined;
+let tmp: string | undefined;
+
+async function main(): Promise<number> {
+  const t0 = Date.now();
+  const variants = VARIANTS.filter((v) =>
+    list(
+      process.env.COMPAT_VARIANTS,
+      VARIANTS.map((x) => x.id),
+    ).includes(v.id),
+  );
+  const ioredisMajors = list(process.env.COMPAT_IOREDIS, ['5', '6']);
+  const diagnose = process.env.COMPAT_DIAGNOSTICS !== '0';
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-redlock-compat-'));
+  tmp = work;
+  log(`work directory ${work}`);
+
+  log('npm run build');
+  const build = await run('npm', ['run', 'build'], { cwd: REPO, timeoutMs: 300_000 });
+  if (build.code !== 0) return abort(`build failed: ${failure(build, 10)}`);
+  const pack = await run('npm', ['pack', '--pack-destination', work, '--json'], {
+    cwd: REPO,
+    timeoutMs: 120_000,
+  });
+  if (pack.code !== 0) return abort(`npm pack failed: ${failure(pack)}`);
+  const [{ filename }] = JSON.parse(pack.stdout) as Array<{ filename: string }>;
+  const tarball = path.join(work, filename);
+  log(`packed ${filename}`);
+
+  log('starting 3 redis nodes (test/support)');
+  nodes = await startRedisNodes(3);
+  const urls = nodes.urls;
+  const redis = await redisVersion(nodes);
+
+  const rows: Row[] = [];
+  const diagnostics: Row[] = [];
+  for (const variant of variants) {
+    const dir = path.join(work, variant.id);
+    prepareApp(dir, variant);
+    const app = variant.type === 'module' ? 'ESM' : 'CommonJS';
+    const nest = [
+      `@nestjs/common@${variant.nest}`,
+      `@nestjs/core@${variant.nest}`,
+      'reflect-metadata',
+      'rxjs',
+    ];
+    let installed: string | undefined;
+    let warnings: string[] = [];
+    for (const major of ioredisMajors) {
+      const label = `NestJS ${variant.nest} ${app} + ioredis ${major}`;
+      log(`${label}: npm install`);
+      const install = installed
+        ? await npmInstall(dir, [`ioredis@${major}`])
+        : await npmInstall(dir, [tarball, ...nest, `ioredis@${major}`, ...TOOLCHAIN]);
+      warnings = [...new Set([...warnings, ...install.warnings])];
+      const base = {
+        nest: versionIn(dir, '@nestjs/core') ?? variant.nest,
+        app,
+        ioredis: versionIn(dir, 'ioredis') ?? major,
+      };
+      if (install.ran.code !== 0) {
+        rows.push({
+          ...base,
+          pass: false,
+          reason: `install: ${failure(install.ran)}`,
+          notes: [],
+          installMs: install.ran.ms,
+        });
+        continue;
+      }
+      installed = major;
+      const row = await check(dir, urls, [], { ...base, installMs: install.ran.ms, notes: warnings });
+      log(`${label}: ${row.pass ? 'pass' : `FAIL — ${row.reason}`}`);
+      rows.push(row);
+    }
+    if (diagnose && variant.id === 'nest12-esm' && installed) {
+      diagnostics.push(...(await diagnoseEsm(dir, urls, app, work)));
+    }
+  }
+
+  const env: Environment = {
+    date: new Date().toISOString(),
+    node: process.version,
+    npm: (await run('npm', ['--version'], { cwd: REPO, timeoutMs: 30_000 })).stdout.trim(),
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    redis,
+    library: `nestjs-redlock ${filename.replace(/^nestjs-redlock-|\.tgz$/g, '')}`,
+    buildMs: build.ms,
+    totalMs: Date.now() - t0,
+  };
+  // Temp paths change every run: the results call them `<tmp>`.
+  const scrub = (text: string) => text.split(work).join('<tmp>');
+  fs.writeFileSync(RESULTS, scrub(markdown(env, rows, diagnostics)));
+  process.stdout.write(`\n${scrub(textTable(rows))}\n`);
+  if (diagnostics.length > 0) {
+    process.stdout.write(`\nDiagnostics (not counted):\n${scrub(textTable(diagnostics))}\n`);
+  }
+  const failed = rows.filter((row) => !row.pass).length;
+  process.stdout.write(
+    `\n${rows.length - failed} passed, ${failed} failed in ${((Date.now() - t0) / 1000).toFixed(1)} s; wrote ${path.relative(REPO, RESULTS)}\n`,
+  );
+  return failed > 0 || rows.length === 0 ? 1 : 0;
+}
+
+/** Compiles the app in `dir` and runs it; one table row. */
+async function check(
+  dir: string,
+  urls: readonly string[],
+  nodeArgs: readonly string[],
+  base: Pick<Row, 'nest' | 'app' | 'ioredis' | 'notes' | 'installMs' | 'expected'>,
+): Promise<Row> {
+  await nodes?.flushAll();
+  const compiled = await compileApp(dir);
+  const notes = [...base.notes];
+  if (compiled.others.length > 0) notes.push(`tsc (other packages' d.ts): ${compiled.others[0]}`);
+  if (compiled.ours.length > 0 || !fs.existsSync(path.join(dir, 'dist', 'main.js'))) {
+    const reason = compiled.ours[0] ?? failure(compiled.ran);
+    return {
+      ...base,
+      notes,
+      pass: false,
+      reason: `tsc: ${reason}`,
+      detail: compiled.ours.join('\n'),
+      tscMs: compiled.ran.ms,
+    };
+  }
+  const app = await runApp(dir, urls, nodeArgs);
+  const verdict = explain(app);
+  return {
+    ...base,
+    pass: verdict.pass,
+    reason: verdict.reason,
+    notes: [...notes, ...verdict.notes],
+    detail: verdict.detail,
+    tscMs: compiled.ran.ms,
+    runMs: app.ran.ms,
+  };
+}
+
+/**
+ * Why NestJS 12 ESM works at all with a CommonJS library: Node's require(esm). Runs the app once more with
+ * it switched off (published build: expected to fail), then with a prototype ESM build (expected to pass).
+ */
+async function diagnoseEsm(dir: string, urls: readonly string[], app: string, work: string): Promise<Row[]> {
+  const nest = versionIn(dir, '@nestjs/core') ?? '12';
+  const ioredis = versionIn(dir, 'ioredis') ?? '?';
+  const rows: Row[] = [];
+  log('diagnostic: published build, require(esm) off');
+  rows.push(
+    await check(dir, urls, NO_REQUIRE_ESM, {
+      nest,
+      app: `${app}, \`${NO_REQUIRE_ESM[0]}\`, published CJS build`,
+      ioredis,
+      notes: [],
+      expected: 'fail',
+    }),
+  );
+  log('diagnostic: prototype ESM build, require(esm) off');
+  const label = `${app}, \`${NO_REQUIRE_ESM[0]}\`, prototype ESM build`;
+  const proto = await packEsmPrototype(REPO, path.join(work, 'esm-prototype'), work);
+  if (!proto.tarball) {
+    rows.push({
+      nest,
+      app: label,
+      ioredis,
+      pass: false,
+      reason: `prototype: ${proto.error}`,
+      notes: [],
+      expected: 'pass',
+    });
+    return rows;
+  }
+  const install = await npmInstall(dir, [proto.tarball]);
+  if (install.ran.code !== 0) {
+    rows.push({
+      nest,
+      app: label,
+      ioredis,
+      pass: false,
+      reason: `install: ${failure(install.ran)}`,
+      notes: [],
+      expected: 'pass',
+    });
+    return rows;
+  }
+  const notes = [`${proto.rewritten} relative specifiers rewritten to './x.js' / './x/index.js'`];
+  rows.push(
+    await check(dir, urls, NO_REQUIRE_ESM, {
+      nest,
+      app: label,
+      ioredis,
+      notes,
+      installMs: install.ran.ms,
+      expected: 'pass',
+    }),
+  );
+  return rows;
+}
+
+function versionIn(dir: string, pkg: string): string | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+  } catch {
+    return undefined;
+  }
+}
+
+async function redisVersion(redisNodes: RedisNodes): Promise<string> {
+  const client = redisNodes.nodes[0].redis();
+  try {
+    const info = await client.info('server');
+    return `redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} (${redisNodes.source})`;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function abort(message: string): number {
+  log(message);
+  fs.writeFileSync(
+    RESULTS,
+    `# Compatibility results\n\nRun on ${new Date().toISOString()} aborted: ${message}\n`,
+  );
+  return 1;
+}
+
+async function cleanup(): Promise<void> {
+  killRunning();
+  const started = nodes;
+  nodes = undefined;
+  await started?.stop();
+  if (tmp && process.env.COMPAT_KEEP !== '1') fs.rmSync(tmp, { recursive: true, force: true });
+  else if (tmp) log(`kept ${tmp}`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+main()
+  .catch((error: unknown) => {
+    log(`crashed: ${(error as Error)?.stack ?? String(error)}`);
+    return 1;
+  })
+  .then(async (code) => {
+    await cleanup();
+    process.exitCode = code;
+  });
