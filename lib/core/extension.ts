@@ -10,8 +10,9 @@ const NOT_OWNER = Object.freeze({ outcome: 'not-owner' as const });
 /**
  * Renews `lock` to `ttl` ms on a quorum (owner-checked on each node). The new validity is counted from
  * this call's own start. Throws {@link LockLostError} when too few nodes still hold the lock (or the renewal
- * itself outlasted the ttl), {@link QuorumUnavailableError} when too few nodes answered — the lock is then
- * unchanged and valid until its old deadline.
+ * itself outlasted the ttl), {@link QuorumUnavailableError} when too few nodes answered — the lock then
+ * keeps its old deadline, or the new one when that is earlier (a shorter ttl may have been applied on some
+ * nodes).
  */
 export async function extendOnQuorum(context: AttemptContext, lock: Lock, ttl: number): Promise<void> {
   const { nodes, clock, quorum } = context;
@@ -23,14 +24,18 @@ export async function extendOnQuorum(context: AttemptContext, lock: Lock, ttl: n
     isYes: (extended) => extended,
     onError: (index, error) => context.nodeError(index, 'extend', error),
   });
+  const deadline = start + ttl - context.drift(ttl);
   if (result.success) {
-    const deadline = start + ttl - context.drift(ttl);
     // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
     if (deadline > clock.now() && !lock.lostError) {
       lock.setDeadline(deadline);
       return;
     }
   }
+  // Whatever the outcome, nodes that did apply the new ttl (answers may come too late to count, or not at
+  // all) now expire the keys by then: a shorter ttl shortens the guaranteed validity even when the call
+  // failed. Found by the simulation (test/sim, seed 1639, profile short-extend).
+  if (deadline < lock.validUntil) lock.setDeadline(deadline);
   const votes = votesOf(nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER));
   if (result.success) {
     throw (
@@ -51,6 +56,6 @@ export async function extendOnQuorum(context: AttemptContext, lock: Lock, ttl: n
     1,
     quorum,
     `could not extend: a quorum of ${quorum} of ${nodes.length} nodes is needed, ${result.yes} agreed; ` +
-      'the lock is unchanged',
+      'the lock keeps its validity (shortened if the new ttl was shorter)',
   );
 }

@@ -1,0 +1,221 @@
+import {
+  AcquireAbortedError,
+  Lock,
+  LockBusyError,
+  LockLostError,
+  QuorumUnavailableError,
+  Redlock,
+  type Timer,
+} from '../../lib/core';
+import type { Interval } from '../checkers/intervals';
+import type { OpSpec } from './config';
+import type { SimContext } from './context';
+import type { DriftingClock } from './scheduler';
+
+/** What clients did, summed over a schedule. */
+export interface OpStats {
+  operations: number;
+  granted: number;
+  busy: number;
+  unavailable: number;
+  lost: number;
+  aborted: number;
+  extended: number;
+  extendFailed: number;
+}
+
+export function emptyOpStats(): OpStats {
+  return {
+    operations: 0,
+    granted: 0,
+    busy: 0,
+    unavailable: 0,
+    lost: 0,
+    aborted: 0,
+    extended: 0,
+    extendFailed: 0,
+  };
+}
+
+/** One simulated client process: its Redlock instance (own connections), its clock, its plan. */
+export interface SimClient {
+  readonly id: number;
+  readonly redlock: Redlock;
+  readonly clock: DriftingClock;
+  readonly ops: readonly OpSpec[];
+}
+
+/** Where a client reports what it saw. */
+export interface ClientSink {
+  readonly context: SimContext;
+  readonly stats: OpStats;
+  /** Checks grants for expired locks (off in the negative control that hands those out on purpose). */
+  readonly checkGrants: boolean;
+  section(interval: Interval): void;
+  anomaly(message: string): void;
+}
+
+/** Runs the client's operations one after another: acquire → critical section → release. */
+export async function runClient(client: SimClient, sink: ClientSink): Promise<void> {
+  for (let i = 0; i < client.ops.length; i++) {
+    const op = client.ops[i];
+    await sleep(client.clock, op.think);
+    sink.stats.operations++;
+    const holder = `c${client.id}#${i}`;
+    const { context } = sink;
+    if (context.tracing)
+      context.trace(`${holder} BEGIN ${op.kind} ${op.resources.join(',')} ttl=${op.ttl} wait=${op.wait}`);
+    try {
+      await operate(client, op, holder, sink);
+    } catch (error) {
+      if (context.tracing)
+        context.trace(`${holder} FAILED ${String(error instanceof Error ? error.name : error)}`);
+      if (error instanceof LockBusyError) sink.stats.busy++;
+      else if (error instanceof QuorumUnavailableError) sink.stats.unavailable++;
+      else if (error instanceof LockLostError) sink.stats.lost++;
+      else if (error instanceof AcquireAbortedError) sink.stats.aborted++;
+      else sink.anomaly(`c${client.id} op ${i} (${op.kind}) failed unexpectedly: ${describeError(error)}`);
+    }
+  }
+}
+
+async function operate(client: SimClient, op: OpSpec, holder: string, sink: ClientSink): Promise<void> {
+  const { redlock } = client;
+  let signal: AbortSignal | undefined;
+  if (op.abortAfter !== undefined) {
+    const controller = new AbortController();
+    client.clock.setTimeout(() => controller.abort(new Error('the caller gave up')), op.abortAfter);
+    signal = controller.signal;
+  }
+  const options = { ttl: op.ttl, wait: op.wait, fencing: op.fencing, signal };
+  if (op.kind === 'using') {
+    const settings = { ...options, autoExtend: true, onLockLost: op.onLockLost };
+    await redlock.using(op.resources, settings, async (lock) => {
+      const section = granted(lock, op, holder, sink);
+      await work(client.clock, lock, op.work, section, lock.signal);
+      record(lock, holder, section, sink);
+    });
+    return;
+  }
+  const lock =
+    op.kind === 'try'
+      ? await redlock.tryAcquire(op.resources, options)
+      : await redlock.acquire(op.resources, options);
+  if (lock === null) {
+    if (sink.context.tracing) sink.context.trace(`${holder} BUSY (tryAcquire → null)`);
+    sink.stats.busy++;
+    return;
+  }
+  const section = granted(lock, op, holder, sink);
+  if (op.extendMidway) {
+    await work(client.clock, lock, op.work / 2, section);
+    try {
+      await redlock.extend(lock, op.extendTtl);
+      sink.stats.extended++;
+      if (sink.context.tracing)
+        sink.context.trace(`${holder} EXTENDED (${lock.remainingTime.toFixed(3)} ms left)`);
+    } catch (error) {
+      if (!(error instanceof LockLostError || error instanceof QuorumUnavailableError)) throw error;
+      if (sink.context.tracing) {
+        sink.context.trace(
+          `${holder} EXTEND FAILED ${error.name} (${lock.remainingTime.toFixed(3)} ms left)`,
+        );
+      }
+      // The old validity still stands (remainingTime says how much): keep working within it.
+      sink.stats.extendFailed++;
+    }
+    await work(client.clock, lock, op.work / 2, section);
+  } else {
+    await work(client.clock, lock, op.work, section);
+  }
+  record(lock, holder, section, sink);
+  await redlock.release(lock);
+}
+
+/** A critical section in true time: from the grant to the end of the last stretch of work. */
+interface Section {
+  readonly start: number;
+  end: number;
+}
+
+function granted(lock: Lock, op: OpSpec, holder: string, sink: ClientSink): Section {
+  sink.stats.granted++;
+  const { context } = sink;
+  if (sink.checkGrants && !(lock.remainingTime > 0)) {
+    sink.anomaly(`${holder} was handed a lock with no validity left (${lock.remainingTime} ms)`);
+  }
+  if (op.fencing && !(typeof lock.fencingToken === 'number' && lock.fencingToken > 0)) {
+    sink.anomaly(`${holder} got no fencing token (${String(lock.fencingToken)})`);
+  }
+  if (context.tracing) {
+    context.trace(
+      `${holder} GRANTED ${op.resources.join(',')} token=${lock.fencingToken} owner=${context.ownerName(lock.value)}`,
+    );
+  }
+  const now = context.scheduler.now;
+  return { start: now, end: now };
+}
+
+function record(lock: Lock, holder: string, section: Section, sink: ClientSink): void {
+  const { context } = sink;
+  const { start, end } = section;
+  if (context.tracing)
+    context.trace(`${holder} END (worked until ${end.toFixed(4)}, ${(end - start).toFixed(3)} ms)`);
+  for (const resource of lock.resources) {
+    sink.section({ resource, holder, start, end, token: lock.fencingToken });
+  }
+}
+
+/**
+ * The critical section: work for `ms` on the client's clock, but never past what the client believes is its
+ * validity — before each step it reads `lock.remainingTime` (which an extension may have raised, and a loss
+ * set to 0) and works at most that long; inside `using()` it also stops the moment `lock.signal` aborts
+ * (outside, nothing aborts it: a loss is seen through `remainingTime`). `section.end` is
+ * moved to the true time at which each stretch of work ended (time spent waiting for `extend()` between two
+ * stretches is not work).
+ */
+async function work(
+  clock: DriftingClock,
+  lock: Lock,
+  ms: number,
+  section: Section,
+  signal?: AbortSignal,
+): Promise<void> {
+  let left = ms;
+  while (left > 1e-9) {
+    const remaining = lock.remainingTime;
+    if (!(remaining > 1e-9) || signal?.aborted) return;
+    const step = Math.min(left, remaining);
+    const began = clock.now();
+    const aborted = await sleepUnlessAborted(clock, step, signal);
+    section.end = clock.scheduler.now;
+    left -= clock.now() - began;
+    if (aborted) return;
+  }
+}
+
+function sleep(clock: DriftingClock, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    clock.setTimeout(resolve, ms);
+  });
+}
+
+function sleepUnlessAborted(clock: DriftingClock, ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (!signal) return new Promise((resolve) => clock.setExactTimeout(() => resolve(false), ms));
+  return new Promise((resolve) => {
+    let timer: Timer | undefined = undefined;
+    const onAbort = () => {
+      timer?.cancel();
+      resolve(true);
+    };
+    timer = clock.setExactTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(false);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ''}` : String(error);
+}

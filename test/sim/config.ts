@@ -1,0 +1,220 @@
+import type { RedlockOptions } from '../../lib/core';
+import type { LinkSpec } from './connection';
+import type { Prng } from './prng';
+import type { ServerSpec } from './server';
+
+/**
+ * What a run explores. `safe` keeps every assumption the algorithm states (client clock drift within the
+ * drift factor, restart guard on, sane node clocks) and must find nothing. The negative controls each break
+ * exactly one assumption and must find violations, proving the oracles can fail: `drift-beyond` (client clocks
+ * 5× the drift factor slow), `no-guard` (restart guard off, empty restarts), `skip-validity` (the core's
+ * test-only hook that hands out expired locks, with long delays), `clock-back` (a node's wall clock steps back
+ * on restart: fencing tokens can repeat). `short-extend` is `safe` plus `extend(lock, ttl)` with a ttl shorter
+ * than the lock's: a legitimate call that exposes a core bug (see the spec).
+ */
+export type Profile = 'safe' | 'drift-beyond' | 'no-guard' | 'skip-validity' | 'clock-back' | 'short-extend';
+
+export const PROFILES: readonly Profile[] = [
+  'safe',
+  'drift-beyond',
+  'no-guard',
+  'skip-validity',
+  'clock-back',
+  'short-extend',
+];
+
+export interface OpSpec {
+  readonly kind: 'acquire' | 'try' | 'using';
+  readonly resources: readonly string[];
+  readonly ttl: number;
+  readonly wait: number;
+  readonly fencing: boolean;
+  /** How long the critical section wants to run, on the client's clock. */
+  readonly work: number;
+  /** Pause before the operation, on the client's clock. */
+  readonly think: number;
+  /** `acquire`/`try`: call `extend()` halfway through the work. */
+  readonly extendMidway: boolean;
+  /** The ttl passed to that `extend()` (undefined: the lock's own ttl). */
+  readonly extendTtl: number | undefined;
+  /** Abort the acquisition through its `signal` after this many ms on the client's clock (undefined: never). */
+  readonly abortAfter: number | undefined;
+  /** `using`: the loss policy. */
+  readonly onLockLost: 'throw' | 'warn';
+}
+
+export interface ClientSpec {
+  /** Clock rate: 1 + ε. */
+  readonly rate: number;
+  readonly offset: number;
+  /** Chance that a timer fires late, and by up to how many ms (a busy event loop). */
+  readonly lateChance: number;
+  readonly lateMax: number;
+  readonly ops: readonly OpSpec[];
+}
+
+export type FaultSpec =
+  | { readonly kind: 'crash'; readonly at: number; readonly node: number; readonly downFor: number }
+  | { readonly kind: 'pause'; readonly at: number; readonly node: number; readonly pausedFor: number }
+  | {
+      readonly kind: 'cut';
+      readonly at: number;
+      readonly node: number;
+      readonly client: number;
+      readonly cutFor: number;
+    };
+
+export interface WorldConfig {
+  readonly seed: number;
+  readonly profile: Profile;
+  readonly servers: readonly ServerSpec[];
+  /** links[client][node]. */
+  readonly links: readonly (readonly LinkSpec[])[];
+  readonly clients: readonly ClientSpec[];
+  readonly options: RedlockOptions;
+  readonly unsafeSkipValidityCheck: boolean;
+  /** Whether nodes offer release announcements (`LockNode.watch`). */
+  readonly watch: boolean;
+  readonly faults: readonly FaultSpec[];
+}
+
+const EPOCH_US = 1.7e15;
+
+/** Draws one schedule's configuration (swarm testing: every seed gets its own mix of features and faults). */
+export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldConfig {
+  const nodeCount = profile === 'no-guard' || profile === 'clock-back' ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
+  const clientCount = profile === 'skip-validity' ? 3 : rng.int(2, 3);
+  const ttl = profile === 'drift-beyond' ? rng.int(20, 80) : rng.int(20, 200);
+  const driftFactor = rng.pick([0.01, 0.02, 0.05, 0.1]);
+  const nodeTimeout = profile === 'skip-validity' ? ttl * 2 : rng.int(3, Math.max(4, Math.floor(ttl / 4)));
+  const retryDelay = rng.int(1, 10);
+  const resources = profile === 'skip-validity' || rng.chance(0.7) ? ['a'] : ['a', 'b'];
+
+  const skewUs = (ttl * 1000) / 4; // sane node clocks: skew well below the restart-guard window
+  const servers: ServerSpec[] = Array.from({ length: nodeCount }, (_, i) => ({
+    name: `n${i}`,
+    clockOffsetUs: EPOCH_US + rng.real(-skewUs, skewUs),
+    clockRate: 1 + rng.real(-1e-4, 1e-4),
+    bootTime: rng.chance(0.05) ? -rng.real(0, ttl) : -1e7,
+    uptimeGranularity: rng.chance(0.2) ? 1000 : 1,
+    clockStepBackUs: profile === 'clock-back' ? 1e7 : 0,
+    persistenceLag: rng.chance(0.25) ? rng.real(0, ttl * 2) : undefined,
+  }));
+
+  const slowChance = rng.pick([0, 0, 0.02, 0.1, profile === 'skip-validity' ? 0.5 : 0.3]);
+  const slowMax = profile === 'skip-validity' ? ttl * 2 : rng.pick([nodeTimeout * 3, ttl * 1.5]);
+  const lossChance = rng.pick(profile === 'short-extend' ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
+  const links = Array.from({ length: clientCount }, () =>
+    Array.from({ length: nodeCount }, (): LinkSpec => {
+      const lo = rng.real(0.05, 0.5);
+      const sluggish = rng.chance(0.1) ? nodeTimeout : 0;
+      return {
+        latency: [lo + sluggish * 0.4, lo + sluggish * 0.6 + rng.real(0, 1)],
+        slowChance,
+        slowDelay: [nodeTimeout * 0.5, Math.max(nodeTimeout, slowMax)],
+        lossChance,
+      };
+    }),
+  );
+
+  const opsPerClient = rng.int(1, 2);
+  const clients = Array.from({ length: clientCount }, (): ClientSpec => {
+    const epsilon = clientDrift(rng, profile, driftFactor);
+    const lateChance = rng.pick([0, 0, 0.1, 0.5]);
+    return {
+      rate: 1 + epsilon,
+      offset: rng.real(0, 1e6),
+      lateChance,
+      lateMax: rng.real(0, 3),
+      ops: Array.from({ length: opsPerClient }, () => randomOp(rng, profile, ttl, resources)),
+    };
+  });
+
+  const horizon = opsPerClient * ttl * 1.5;
+  const faultCount =
+    profile === 'drift-beyond' || profile === 'skip-validity'
+      ? 0
+      : profile === 'safe'
+        ? rng.int(0, 3)
+        : rng.int(1, 4);
+  const faults = Array.from({ length: faultCount }, () =>
+    randomFault(rng, profile, horizon, ttl, nodeCount, clientCount),
+  );
+
+  return {
+    seed,
+    profile,
+    servers,
+    links,
+    clients,
+    options: {
+      ttl,
+      driftFactor,
+      nodeTimeout,
+      retryDelay,
+      maxRetryDelay: retryDelay * rng.int(1, 20),
+      wait: 0,
+      fencing: true,
+      restartGuard: profile === 'no-guard' ? false : rng.chance(0.8) ? true : ttl + rng.int(0, ttl),
+      autoExtend: true,
+      logger: false,
+    },
+    unsafeSkipValidityCheck: profile === 'skip-validity',
+    watch: rng.chance(0.5),
+    faults,
+  };
+}
+
+/** ε of a client clock: within the drift factor (boundary values often), or 5× beyond it. */
+function clientDrift(rng: Prng, profile: Profile, driftFactor: number): number {
+  if (profile === 'drift-beyond') return -5 * driftFactor * rng.real(0.8, 1);
+  const roll = rng.next();
+  if (roll < 0.3) return -0.999 * driftFactor;
+  if (roll < 0.45) return 0.999 * driftFactor;
+  return rng.real(-0.999, 0.999) * driftFactor;
+}
+
+function randomOp(rng: Prng, profile: Profile, ttl: number, resources: readonly string[]): OpSpec {
+  const drift = profile === 'drift-beyond';
+  const short = profile === 'short-extend';
+  const kind =
+    drift || short ? 'acquire' : rng.pick(['acquire', 'acquire', 'try', 'using', 'using'] as const);
+  const several = resources.length > 1 && rng.chance(0.3);
+  const opTtl = rng.chance(0.7) ? ttl : rng.int(10, ttl);
+  let extendTtl: number | undefined;
+  if (short) extendTtl = rng.int(10, Math.max(10, Math.floor(opTtl / 2)));
+  // Up to the instance ttl: the restart guard covers a ttl that large and no larger.
+  else if (rng.chance(0.5)) extendTtl = rng.int(opTtl, ttl);
+  return {
+    kind,
+    resources: several ? resources : [rng.pick(resources)],
+    ttl: opTtl,
+    wait: drift ? ttl * 3 : short ? ttl * 5 : rng.pick([0, ttl / 2, ttl * 2, ttl * 5]),
+    fencing: rng.chance(0.9),
+    work:
+      kind === 'using' ? rng.real(0, ttl * 4) : drift ? ttl * 2 : rng.real(short ? ttl / 2 : 0, ttl * 1.5),
+    think: rng.real(0, ttl),
+    extendMidway: short || rng.chance(0.3),
+    extendTtl,
+    abortAfter: kind !== 'try' && rng.chance(0.1) ? rng.real(0, ttl) : undefined,
+    onLockLost: rng.chance(0.5) ? 'throw' : 'warn',
+  };
+}
+
+function randomFault(
+  rng: Prng,
+  profile: Profile,
+  horizon: number,
+  ttl: number,
+  nodes: number,
+  clients: number,
+): FaultSpec {
+  const at = rng.real(0, horizon);
+  const node = rng.int(0, nodes - 1);
+  const roll = rng.next();
+  if (profile === 'no-guard' || profile === 'clock-back' || roll < 0.4) {
+    return { kind: 'crash', at, node, downFor: rng.chance(0.3) ? 0 : rng.real(0, ttl * 2) };
+  }
+  if (roll < 0.7) return { kind: 'pause', at, node, pausedFor: rng.real(0, ttl * 2) };
+  return { kind: 'cut', at, node, client: rng.int(0, clients - 1), cutFor: rng.real(0, ttl * 2) };
+}

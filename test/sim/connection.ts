@@ -1,0 +1,173 @@
+import type { AcquireReply, AcquireRequest, LockNode } from '../../lib/core';
+import type { SimContext } from './context';
+import type { Subscription, VirtualServer } from './server';
+
+/** How messages travel between one client and one node. Delays are in true ms. */
+export interface LinkSpec {
+  /** Usual one-way delay range. */
+  readonly latency: readonly [number, number];
+  /** Chance that a message is slow instead, with a delay drawn from `slowDelay`. */
+  readonly slowChance: number;
+  readonly slowDelay: readonly [number, number];
+  /** Chance that a request (or a reply) is lost. */
+  readonly lossChance: number;
+}
+
+/** Subscriptions that are not confirmed within this many ms fail (as `ReleaseChannels` does). */
+const SUBSCRIBE_TIMEOUT = 250;
+
+/**
+ * One client's connection to one {@link VirtualServer}, as the core sees it: a {@link LockNode}. Requests and
+ * replies are separate messages, each delayed or lost; each direction is FIFO (a TCP connection), so a
+ * request never overtakes an earlier one on the same connection, while different connections are unordered.
+ * A lost request never runs; a lost reply comes after the command ran. Either way the caller sees a timeout
+ * or, sometimes, a connection error. A node that is down answers with an error.
+ */
+export class Connection implements LockNode {
+  readonly name: string;
+  /** Release announcements, when the schedule's nodes offer them (the core then wakes waiters early). */
+  readonly watch?: LockNode['watch'];
+  /** Until this true time, every message on this link is lost (an asymmetric partition). */
+  cutUntil = -1;
+  private lastArrival = 0;
+  private lastReply = 0;
+
+  constructor(
+    private readonly context: SimContext,
+    readonly id: number,
+    private readonly client: number,
+    private readonly server: VirtualServer,
+    private readonly link: LinkSpec,
+    watchable: boolean,
+  ) {
+    this.name = server.name;
+    if (watchable) this.watch = (keys, listener) => this.subscribe(keys, listener);
+  }
+
+  acquire(request: AcquireRequest): Promise<AcquireReply> {
+    return this.call('acquire', request.owner, () => this.server.acquire(request));
+  }
+
+  fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+  ): Promise<boolean> {
+    return this.call('fence', owner, () => this.server.fence(keys, fenceKeys, owner, token));
+  }
+
+  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
+    return this.call('extend', owner, () => this.server.extend(keys, owner, ttl));
+  }
+
+  release(keys: readonly string[], owner: string): Promise<number> {
+    return this.call('release', owner, () => this.server.release(keys, owner));
+  }
+
+  private subscribe(
+    keys: readonly string[],
+    listener: (event: 'released' | 'lost') => void,
+  ): Promise<() => void> {
+    const { scheduler } = this.context;
+    return new Promise((resolve, reject) => {
+      const sent = scheduler.now;
+      const fail = () =>
+        scheduler.at(sent + SUBSCRIBE_TIMEOUT, () => reject(new Error('subscription not confirmed')));
+      if (this.lost()) return void fail();
+      scheduler.after(this.delay(), () => {
+        if (!this.server.up || this.server.paused) return void fail();
+        let listening = true;
+        const subscription: Subscription = {
+          active: true,
+          push: (event) => {
+            if (event === 'released' && this.lost()) return;
+            scheduler.after(this.delay(), () => {
+              if (listening) listener(event);
+            });
+          },
+        };
+        const unsubscribe = this.server.subscribe(keys, subscription);
+        const stop = () => {
+          listening = false;
+          unsubscribe();
+        };
+        if (this.lost()) {
+          stop();
+          return void fail();
+        }
+        const at = scheduler.now + this.delay();
+        if (at - sent > SUBSCRIBE_TIMEOUT) {
+          stop();
+          return void fail();
+        }
+        scheduler.at(at, () => resolve(stop));
+      });
+    });
+  }
+
+  private call<T>(operation: string, owner: string, apply: () => T): Promise<T> {
+    const context = this.context;
+    const { scheduler, counters } = context;
+    counters.messages++;
+    const label = context.tracing
+      ? `c${this.client}->${this.name} ${operation} ${context.ownerName(owner)}`
+      : '';
+    return new Promise<T>((resolve, reject) => {
+      if (this.lost()) {
+        counters.lostRequests++;
+        if (context.tracing) context.trace(`${label} request lost`);
+        this.maybeReset(reject);
+        return;
+      }
+      const arrival = Math.max(scheduler.now + this.delay(), this.lastArrival);
+      this.lastArrival = arrival;
+      scheduler.at(arrival, () => {
+        const outcome = this.server.deliver(this.id, () => {
+          const value = apply();
+          if (context.tracing) context.trace(`${label} ran -> ${JSON.stringify(value)}`);
+          this.reply(label, () => resolve(value), reject);
+        });
+        if (outcome === 'down') {
+          if (context.tracing) context.trace(`${label} node down`);
+          this.reply(label, () => reject(new Error(`${this.name}: connection refused`)), reject);
+        } else if (outcome === 'queued' && context.tracing) context.trace(`${label} queued (paused)`);
+      });
+    });
+  }
+
+  private reply(label: string, deliver: () => void, reject: (error: Error) => void): void {
+    const context = this.context;
+    if (this.lost()) {
+      context.counters.lostReplies++;
+      if (context.tracing) context.trace(`${label} reply lost`);
+      this.maybeReset(reject);
+      return;
+    }
+    const at = Math.max(context.scheduler.now + this.delay(), this.lastReply);
+    this.lastReply = at;
+    context.scheduler.at(at, () => {
+      if (context.tracing) context.trace(`${label} reply delivered`);
+      deliver();
+    });
+  }
+
+  /** A lost message: half the time the client notices a reset connection a little later, else it times out. */
+  private maybeReset(reject: (error: Error) => void): void {
+    const { rng, scheduler } = this.context;
+    if (rng.chance(0.5)) {
+      scheduler.after(this.delay() * 2, () => reject(new Error(`${this.name}: connection reset`)));
+    }
+  }
+
+  private lost(): boolean {
+    return this.context.scheduler.now < this.cutUntil || this.context.rng.chance(this.link.lossChance);
+  }
+
+  private delay(): number {
+    const { rng } = this.context;
+    const link = this.link;
+    const range = rng.chance(link.slowChance) ? link.slowDelay : link.latency;
+    return rng.real(range[0], range[1]);
+  }
+}
