@@ -4,6 +4,7 @@ import { failureOf } from './attempt';
 import { keepAlive } from './auto-extend';
 import { extendOnQuorum } from './extension';
 import { HealthReport, probeNodes } from './health';
+import { LocalQueues } from './local-queue';
 import { Clock, systemClock } from './clock';
 import {
   InvalidArgumentError,
@@ -72,6 +73,7 @@ export class Redlock implements LockOwner {
   private readonly owned: Redis[];
   private readonly context: AcquisitionContext;
   private readonly events = new RedlockEvents();
+  private readonly waiting: LocalQueues;
 
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or {@link LockNode}s — one per
@@ -99,6 +101,7 @@ export class Redlock implements LockOwner {
       nodeError: (index, operation, error) => this.nodeError(index, operation, error),
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
     };
+    this.waiting = new LocalQueues(this.context.clock);
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(
         `${this.nodes.length} nodes: an even count tolerates no more failures than ${this.nodes.length - 1} ` +
@@ -287,14 +290,16 @@ export class Redlock implements LockOwner {
     const state: OwnerState = { done: false };
     const request = { keys, fenceKeys, owner, ttl: settings.ttl, guardWindow: settings.guardWindow };
     const began = this.context.clock.now();
-    const result = await acquireWithRetries(
-      this.context,
-      resources,
-      request,
-      settings.wait,
-      state,
-      settings.signal,
-    );
+    const attempt = (wait: number) =>
+      acquireWithRetries(this.context, resources, request, wait, state, settings.signal);
+    // One contender per key set in this process; the others queue locally (see LocalQueues). A single
+    // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
+    const result =
+      settings.wait > 0
+        ? await this.waiting.run([...keys].sort().join('\n'), settings.wait, settings.signal, (queuedFor) =>
+            attempt(Math.max(0, settings.wait - queuedFor)),
+          )
+        : await attempt(0);
     if (result.kind === 'acquired') {
       const { deadline, token } = result.attempt;
       const grant = {

@@ -78,6 +78,29 @@ describe('waiter wake-up (3 real nodes)', () => {
     for (const lock of await Promise.all(pending.slice(3))) await lock.release();
   });
 
+  it('hundreds of waiters on one key in one process take turns instead of splitting the votes', async () => {
+    const waiters = await Promise.all([redlockOn(nodes), redlockOn(nodes)]);
+    let active = 0;
+    let maxActive = 0;
+    let sections = 0;
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        waiters[i % 2].using('hot', { wait: 30_000 }, async () => {
+          active++;
+          maxActive = Math.max(maxActive, active);
+          await delay(1);
+          sections++;
+          active--;
+        }),
+      ),
+    );
+    expect(sections).toBe(200);
+    expect(maxActive).toBe(1);
+    // The local queues are empty again: nothing grows with the keys waited on.
+    for (const waiter of waiters)
+      expect((waiter as unknown as { waiting: { size: number } }).waiting.size).toBe(0);
+  });
+
   it('a lost subscriber connection degrades to timed retries, never to a hang', async () => {
     const waiter = await redlockOn(nodes, { maxRetryDelay: 100 });
     const held = await holder.acquire('degrade', { ttl: 30_000 });
