@@ -48,6 +48,7 @@ export async function acquireWithRetries(
   const { clock } = context;
   const began = clock.now();
   const waiter = new ReleaseWaiter(context, request.keys);
+  let splits = 0;
   try {
     for (let attempts = 1; ; attempts++) {
       throwIfAborted(signal, resources, request, state, context);
@@ -58,9 +59,19 @@ export async function acquireWithRetries(
 
       const elapsed = clock.now() - began;
       const budget = wait - elapsed;
+      // A split vote: we won some nodes, other contenders won others, nobody a quorum. Everyone releases and
+      // retries; a randomised, growing backoff (deaf to the others' release announcements) breaks the tie.
+      const split = attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
       let delay: number | undefined;
       if (budget <= 0) delay = undefined;
-      else if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
+      else if (split) {
+        splits++;
+        await waiter.subscribe();
+        delay = Math.min(
+          budget,
+          context.random() * Math.max(1, context.retryDelay) * 2 ** Math.min(splits, 5),
+        );
+      } else if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
         // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
         // subscribing, try once more at once: the holder may have released before the subscription was active.
         delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, context));
@@ -77,7 +88,7 @@ export async function acquireWithRetries(
       }
       // Not awaited: on each node it is sent before the next attempt's acquire, on the same connection.
       void context.releaseEverywhere(request.keys, request.owner);
-      if (delay > 0) await waiter.sleep(delay, signal);
+      if (delay > 0) await waiter.sleep(delay, signal, !split);
     }
   } finally {
     waiter.close();
@@ -139,12 +150,17 @@ class ReleaseWaiter {
     return this.state === 'active';
   }
 
-  /** Sleeps `ms`, or less when a release is announced, announcements are lost, or the signal aborts. */
-  sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Sleeps `ms`, or less when the signal aborts — and, with `wakeOnRelease`, when a release is announced or
+   * announcements are lost.
+   */
+  sleep(ms: number, signal: AbortSignal | undefined, wakeOnRelease: boolean): Promise<void> {
     return new Promise((resolve) => {
       let timer: Timer | undefined;
+      let settled = false;
       const done = (cause: 'released' | 'timer' | 'other') => {
-        if (!this.wake) return;
+        if (settled) return;
+        settled = true;
         this.wake = undefined;
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
@@ -153,7 +169,7 @@ class ReleaseWaiter {
         resolve();
       };
       const onAbort = () => done('other');
-      this.wake = (event) => done(event === 'released' ? 'released' : 'other');
+      this.wake = wakeOnRelease ? (event) => done(event === 'released' ? 'released' : 'other') : undefined;
       timer = this.context.clock.setTimeout(() => done('timer'), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });

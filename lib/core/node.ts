@@ -12,6 +12,8 @@ export interface AcquireRequest {
   readonly ttl: number;
   /** Refuse while the node has been up for less than this many ms (0 = no restart guard). */
   readonly guardWindow: number;
+  /** The key where a node records the run_id it was last checked under (see the acquire script). */
+  readonly guardKey: string;
 }
 
 /** What a node answered to an acquire request. */
@@ -71,12 +73,26 @@ export class NodeNotConnectedError extends Error {
 export class IoredisLockNode implements LockNode {
   readonly name: string;
   private channels: ReleaseChannels | undefined;
+  private runId = '';
 
   constructor(
     readonly client: Redis,
     name?: string,
   ) {
     this.name = name ?? describeClient(client);
+    // The run_id of the server behind the current connection, for the restart guard's fast path. A new
+    // connection (perhaps to a restarted server) forgets it until it has been read again.
+    client.on('ready', () => this.learnRunId());
+    client.on('close', () => (this.runId = ''));
+    if (client.status === 'ready') this.learnRunId();
+  }
+
+  private learnRunId(): void {
+    this.runId = '';
+    this.client.info('server').then(
+      (info) => (this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? ''),
+      () => undefined,
+    );
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireReply> {
@@ -90,6 +106,8 @@ export class IoredisLockNode implements LockNode {
       keys.length,
       request.guardWindow,
       fencing ? 1 : 0,
+      this.runId,
+      request.guardKey,
     )) as [number, number | string];
     const code = reply[0];
     if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };

@@ -288,7 +288,15 @@ export class Redlock implements LockOwner {
     const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
     const owner = newOwnerValue();
     const state: OwnerState = { done: false };
-    const request = { keys, fenceKeys, owner, ttl: settings.ttl, guardWindow: settings.guardWindow };
+    const guardKey = `${prefix}!boot`; // never a lock or fence key: those have '{' right after the prefix
+    const request = {
+      keys,
+      fenceKeys,
+      owner,
+      ttl: settings.ttl,
+      guardWindow: settings.guardWindow,
+      guardKey,
+    };
     const began = this.context.clock.now();
     const attempt = (wait: number) =>
       acquireWithRetries(this.context, resources, request, wait, state, settings.signal);

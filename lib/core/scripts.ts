@@ -14,12 +14,16 @@ function script(name: string, source: string): LuaScript {
 /**
  * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — with fencing — the n fence counter keys.
  * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off),
- * ARGV[5]: 1 to raise the fence counters.
+ * ARGV[5]: 1 to raise the fence counters, ARGV[6]: the server's run_id as the client last learnt it ('' if
+ * unknown), ARGV[7]: the name of this node's boot marker key.
  *
  * Guarantees, on this node:
  * - restart guard: while the server has been up for less than the window, nothing is written and the reply
  *   says so. Uptime comes from the server itself (INFO inside the script), so a node that came back empty —
- *   or restored old keys from disk but lost the last writes — refuses atomically, replayed commands included;
+ *   or restored old keys from disk but lost the last writes — refuses atomically. INFO is skipped only when
+ *   the boot marker (written here, once the server was past the window) holds the run_id the client learnt
+ *   on its current connection: a restarted server has a new run_id, so an empty one (no marker) and one
+ *   that restored an old marker from disk (another run_id) are both checked again;
  * - all-or-nothing: either every lock key is set to the owner with the ttl, or none is touched;
  * - a key held by another owner is never modified; the reply says for how much longer it is held;
  * - a key already held by this same owner (a straggler from an earlier attempt of the same acquisition)
@@ -35,11 +39,13 @@ export const ACQUIRE_SCRIPT = script(
   `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-if window > 0 then
-  local uptime = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')) * 1000
+if window > 0 and (ARGV[6] == '' or redis.call('GET', ARGV[7]) ~= ARGV[6]) then
+  local info = redis.call('INFO', 'server')
+  local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) * 1000
   if uptime < window then
     return {2, uptime}
   end
+  redis.call('SET', ARGV[7], string.match(info, 'run_id:(%w+)'))
 end
 for i = 1, n do
   local holder = redis.call('GET', KEYS[i])

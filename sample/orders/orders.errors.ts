@@ -30,13 +30,6 @@ export class StaleTokenException extends ConflictException {
   }
 }
 
-/** 409: too many buyers of this SKU ahead on this instance. */
-export class SkuBusyException extends ConflictException {
-  constructor(sku: string) {
-    super(`"sku:${sku}" has too many buyers ahead on this instance; try again later.`);
-  }
-}
-
 export const unknownSku = (sku: string) => new NotFoundException(`No stock row for "${sku}".`);
 
 const SKU = /^[A-Za-z0-9_-]{1,64}$/;

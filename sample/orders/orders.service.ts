@@ -3,10 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Locked, RedlockService } from '../../lib';
 import { StockRepository } from '../database/stock.repository';
 import { SAMPLE_CONFIG, SampleConfig } from '../sample.config';
-import { KeyedQueue } from './keyed-queue';
-import { SkuBusyException, SoldOutException, StaleTokenException, unknownSku } from './orders.errors';
+import { SoldOutException, StaleTokenException, unknownSku } from './orders.errors';
 
-/** How long a buyer waits for its turn on this instance, then for the lock, ms (each; then 409). */
+/**
+ * How long a buyer waits for the lock, ms, then 409. The library queues the buyers of one SKU inside each
+ * instance, so only one per instance contends for the distributed lock at a time.
+ */
 const WAIT = 5_000;
 
 export interface Sale {
@@ -26,8 +28,6 @@ export interface Sale {
  */
 @Injectable()
 export class OrdersService {
-  private readonly queue = new KeyedQueue();
-
   constructor(
     @Inject(SAMPLE_CONFIG) private readonly config: SampleConfig,
     private readonly stock: StockRepository,
@@ -35,23 +35,15 @@ export class OrdersService {
   ) {}
 
   /** One unit of `sku`: 409 when the SKU stays busy with other buyers, 410 when sold out. */
-  purchase(sku: string): Promise<Sale> {
+  async purchase(sku: string): Promise<Sale> {
     if (this.config.lockDisabled) return this.sell(sku, undefined);
-    return this.queue.run(
-      sku,
-      WAIT,
-      async () => {
-        // Sold out is final (only a restock adds units): a buyer whose turn comes after the last unit
-        // went needs no lock to be told so.
-        if (this.stock.find(sku)?.qty === 0) throw new SoldOutException(sku);
-        return this.purchaseLocked(sku);
-      },
-      () => new SkuBusyException(sku),
-    );
+    // Sold out is final (only a restock adds units): a buyer who comes after the last unit went needs no
+    // lock to be told so.
+    if (this.stock.find(sku)?.qty === 0) throw new SoldOutException(sku);
+    return this.purchaseLocked(sku);
   }
 
-  // `wait`: how long the buyer at the front of this instance's queue waits for the lock, then 409 (the
-  // module's LockBusyFilter).
+  // `wait`: how long a buyer waits for the lock, then 409 (the module's LockBusyFilter).
   // `onLockLost: 'warn'`: the write is fenced, so a sale that committed was valid even if the lock was
   // lost afterwards; the buyer gets the sale, not an error for a sale that happened.
   @Locked('sku:<0>', { fencing: true, wait: WAIT, onLockLost: 'warn' })

@@ -122,7 +122,13 @@ describe('Redlock operations on 5 real nodes', () => {
     const admin = nodes.nodes[0].redis();
     try {
       await admin.set('redlock:{own}', 'owner-x', 'PX', 60_000);
-      const request = { keys: ['redlock:{own}'], fenceKeys: [], ttl: 5_000, guardWindow: 0 };
+      const request = {
+        keys: ['redlock:{own}'],
+        fenceKeys: [],
+        ttl: 5_000,
+        guardWindow: 0,
+        guardKey: 'redlock:!boot',
+      };
       await expect(node.acquire({ ...request, owner: 'owner-x' })).resolves.toEqual({
         outcome: 'acquired',
         token: 0,

@@ -70,6 +70,49 @@ describe('restart guard (5 real nodes)', () => {
     expect((outcome as { resources: string[] }).resources).toEqual(['guarded:false']);
   });
 
+  it('a restart that restored an old boot marker from disk is refused too (the run_id changed)', async () => {
+    const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
+    const first = await a.acquire('marker', { wait: 3_000 }); // writes the marker on every node
+    await first.release();
+    const admin = nodes.nodes[3].redis();
+    const oldMarker = await admin.get('redlock:!boot');
+    admin.disconnect();
+    expect(oldMarker).toMatch(/^[0-9a-f]{40}$/);
+
+    await nodes.nodes[3].restartEmpty();
+    const restored = nodes.nodes[3].redis();
+    await restored.set('redlock:!boot', oldMarker!); // as if AOF/RDB had brought it back
+    restored.disconnect();
+    await a.connect(2_000);
+    await delay(100); // the client learns the new run_id on its new connection
+    await nodes.nodes[0].pause();
+    await nodes.nodes[1].pause();
+    const outcome = await a.acquire('marker', { wait: 0 }).catch((e: unknown) => e);
+    await nodes.nodes[0].resume();
+    await nodes.nodes[1].resume();
+    expect(outcome).toBeInstanceOf(QuorumUnavailableError);
+    expect((outcome as QuorumUnavailableError).votes[3]).toMatchObject({ outcome: 'refused' });
+  });
+
+  it('reads the server uptime once per node and restart, not on every acquisition', async () => {
+    const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
+    await a.acquire('warm-up', { wait: 3_000 }).then((lock) => lock.release());
+    const infoCalls = async () => {
+      const admin = nodes.nodes[4].redis(); // never restarted in this file: past the window since beforeAll
+      try {
+        const stats = await admin.info('commandstats');
+        return Number(/cmdstat_info:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      } finally {
+        admin.disconnect();
+      }
+    };
+    const before = await infoCalls();
+    for (let i = 0; i < 50; i++) await (await a.acquire(`fast:${i}`)).release();
+    // The probes' own admin connections add a few INFO calls (ready check, commandstats); 50 acquisitions
+    // that each ran INFO would add 50.
+    expect((await infoCalls()) - before).toBeLessThanOrEqual(5);
+  });
+
   it('after the window the restarted node takes part again', async () => {
     await nodes.nodes[0].restartEmpty();
     const c = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW, retryDelay: 100 });
