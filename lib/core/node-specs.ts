@@ -22,7 +22,8 @@ export const OWNED_CLIENT_SAFETY: Readonly<RedisOptions> = Object.freeze({
 
 /** Defaults for the clients the library creates; the caller's options override these. */
 const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
-  enableAutoPipelining: true,
+  // Off: IoredisLockNode batches concurrent calls itself, without ioredis' per-command setImmediate delay.
+  enableAutoPipelining: false,
   connectTimeout: 2_000,
   // How long a closing socket may linger before it is destroyed; ioredis' 2 s keeps processes from exiting.
   disconnectTimeout: 200,
@@ -100,7 +101,7 @@ function ownedNode(client: Redis, owned: Redis[]): LockNode {
   // Errors surface through commands and votes; without a listener ioredis would print each one.
   client.on('error', () => undefined);
   owned.push(client);
-  return new IoredisLockNode(client);
+  return new IoredisLockNode(client, undefined, true);
 }
 
 function isLockNode(value: object): value is LockNode {

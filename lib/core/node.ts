@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, FENCE_SCRIPT, LuaScript, RELEASE_SCRIPT } from './scripts';
+import { CommandBatcher } from './command-batcher';
 import { ReleaseChannels, ReleaseListener } from './release-channels';
 
 /** What an acquire request asks of one node. */
@@ -75,11 +76,19 @@ export class IoredisLockNode implements LockNode {
   private channels: ReleaseChannels | undefined;
   private runId = '';
 
+  private readonly commands: CommandBatcher;
+
+  /**
+   * @param batching coalesce concurrent calls into pipelines (for clients the library creates, which have
+   *   ioredis auto-pipelining off); a client passed in keeps its own settings.
+   */
   constructor(
     readonly client: Redis,
     name?: string,
+    batching = false,
   ) {
     this.name = name ?? describeClient(client);
+    this.commands = new CommandBatcher(client, batching);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
     // connection (perhaps to a restarted server) forgets it until it has been read again.
     client.on('ready', () => this.learnRunId());
@@ -157,13 +166,7 @@ export class IoredisLockNode implements LockNode {
   ): Promise<unknown> {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
-    try {
-      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      // The script cache was flushed: EVAL runs it and caches it again for the next EVALSHA.
-      return await this.client.eval(script.source, keys.length, ...keys, ...args);
-    }
+    return this.commands.call(script, keys, args);
   }
 }
 

@@ -117,6 +117,20 @@ describe('Redlock operations on 5 real nodes', () => {
     }
   });
 
+  it('concurrent calls batched into pipelines survive a flushed script cache too', async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      for (let round = 0; round < 3; round++) {
+        await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+        const locks = await Promise.all(Array.from({ length: 50 }, (_, i) => redlock.acquire(`batch:${i}`)));
+        const results = await Promise.all(locks.map((lock) => lock.release()));
+        expect(results.every((r) => r.votes.every((v) => v.outcome !== 'error'))).toBe(true);
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
   it("retrying never blocks on the caller's own keys: a key with the same owner value counts as free", async () => {
     const node = redlock.nodes[0] as IoredisLockNode;
     const admin = nodes.nodes[0].redis();
