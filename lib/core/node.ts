@@ -52,7 +52,7 @@ export interface LockNode {
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
    */
   watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
-  /** Optional, for health checks: resolves the node's uptime in ms (rejects when it cannot be asked). */
+  /** Optional, for health checks: resolves a lower bound of the node's uptime in ms (rejects when it cannot be asked). */
   probe?(): Promise<number>;
 }
 
@@ -145,7 +145,8 @@ export class IoredisLockNode implements LockNode {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
     const info = await this.client.info('server');
-    return Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) * 1000;
+    // A lower bound, as in the acquire script: the reported whole seconds can exceed the real uptime by one.
+    return Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) - 1) * 1000;
   }
 
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {

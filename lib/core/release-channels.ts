@@ -71,6 +71,9 @@ export class ReleaseChannels {
       enableOfflineQueue: true,
       lazyConnect: false,
       disconnectTimeout: 200,
+      // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
+      // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
+      maxRetriesPerRequest: null,
     });
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string) => {
