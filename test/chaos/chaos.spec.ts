@@ -1,0 +1,204 @@
+/**
+ * Fault injection with real processes (issue 5): five redis-server nodes, six client processes that reach
+ * every node through their own TCP proxy, a seeded fault scheduler, and checkers over what the clients
+ * recorded. Negative controls run every time: with a safety mechanism switched off, the same checkers must
+ * find violations, or the suite has proven nothing.
+ *
+ * CHAOS_SEED=<n> replays a seed's fault plan; CHAOS_PROFILE=long runs the main run for ten minutes.
+ * The full record of every phase is written to $TMPDIR/nestjs-redlock-chaos/seed-<seed>-<phase>.json.
+ */
+import { findOverlaps } from '../checkers/intervals';
+import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
+import { ChaosCluster, PhaseRun } from './cluster';
+import { GuardAttempt, restartUnderHolder } from './guard-scenario';
+import { VALIDITY_CONTROL, guardOffPhase, mainPhase, validityOffPhase } from './phases';
+import { Random, runSeed } from './random';
+import { chaosProfile, describeOverlaps, phaseLine, safetyViolations, saveLog, violations } from './report';
+import { bareQuorumRestarts, runFaultWindows, slowVictims } from './scheduler';
+import { startSubscribeDropper } from './subscribe-dropper';
+
+const NODES = 5;
+const CLIENTS = 6;
+const QUORUM = 3;
+const profile = chaosProfile();
+const seed = runSeed();
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.name}, CHAOS_SEED=${seed})`, () => {
+  let cluster: ChaosCluster | undefined;
+  const lines: string[] = [];
+  const totals = { operations: 0, faults: 0, violations: 0, controlViolations: 0 };
+  const startedAt = Date.now();
+
+  beforeAll(async () => {
+    cluster = await ChaosCluster.start(NODES, CLIENTS);
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+    const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
+    console.log(
+      [
+        `chaos run, seed ${seed}, profile ${profile.name}, ${seconds} s`,
+        ...lines.map((line) => `  ${line}`),
+        `  TOTAL: ${totals.operations} operations, ${totals.faults} faults injected, ` +
+          `${totals.violations} violations (expected 0), ` +
+          `${totals.controlViolations} negative-control violations (expected > 0)`,
+      ].join('\n'),
+    );
+  }, 60_000);
+
+  function record(run: PhaseRun, analysis: PhaseAnalysis, control: boolean): string {
+    const line = phaseLine(run, analysis);
+    const file = saveLog(seed, run, analysis, { profile: profile.name });
+    lines.push(`${line}\n    log: ${file}`);
+    totals.operations += analysis.operations;
+    totals.faults += analysis.faults;
+    const found = analysis.overlaps.length + analysis.staleTokens.length + run.rejections.length;
+    if (control) totals.controlViolations += found;
+    else totals.violations += found + analysis.expiredGrants.length + analysis.acquiredWithoutQuorum.length;
+    return `${line}\nlog: ${file}`;
+  }
+
+  it(
+    'main run: no overlapping holders, no stale token, progress in every window with a healthy quorum',
+    async () => {
+      const c = cluster!;
+      const phase = mainPhase(seed);
+      // Fresh nodes have uptime 0 and the guard (rightly) refuses them: let them age past the window first.
+      await c.waitForUptime(Math.ceil(phase.ttl / 1000) + 1);
+      const random = new Random(seed);
+      const run = await c.runPhase(phase, async () => {
+        const until = c.now() + profile.mainMs;
+        await delay(300); // clients connect
+        await runFaultWindows(c, random, phase.ttl, until);
+      });
+      const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: phase.ttl, clip: true });
+      record(run, analysis, false);
+      const healthy = analysis.windows.filter((w) => w.servedClients.length > 0);
+
+      expect(analysis.clientLogs).toEqual([]);
+      expect({
+        overlaps: describeOverlaps(analysis.overlaps, run.events),
+        staleTokens: analysis.staleTokens,
+        rejectedFencedWrites: run.rejections,
+        expiredGrants: analysis.expiredGrants,
+        acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
+        stalledHealthyWindows: analysis.stalledWindows,
+      }).toEqual({
+        overlaps: '',
+        staleTokens: [],
+        rejectedFencedWrites: [],
+        expiredGrants: [],
+        acquiredWithoutQuorum: [],
+        stalledHealthyWindows: [],
+      });
+      // The run must have exercised something, or the checks above prove nothing.
+      expect(healthy.length).toBeGreaterThan(0);
+      expect(analysis.faults).toBeGreaterThan(5);
+      for (let client = 0; client < CLIENTS; client++) {
+        expect(analysis.sections.filter((s) => s.client === client).length).toBeGreaterThan(5);
+      }
+    },
+    profile.mainMs + 60_000,
+  );
+
+  it('negative control: restart guard off + a restart under a bare-quorum lock → the checker finds overlaps', async () => {
+    const c = cluster!;
+    const phase = guardOffPhase(seed ^ 0x5eed);
+    const run = await c.runPhase(phase, async () => {
+      await delay(300);
+      const found = () => findOverlaps(intervalsOf(c.sectionsSoFar(), true)).length > 0;
+      await bareQuorumRestarts(c, phase.ttl, profile.guardControlCycles, found);
+    });
+    const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: 0, clip: true });
+    record(run, analysis, true);
+    expect(analysis.clientLogs).toEqual([]);
+    expect(analysis.overlaps.length).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('negative control: validity check skipped + quorum arriving after the ttl → the checker finds overlaps', async () => {
+    const c = cluster!;
+    const { latency, victims } = VALIDITY_CONTROL;
+    const run = await c.runPhase(
+      (client) => validityOffPhase(seed ^ 0xbad, client),
+      () => {
+        const found = () => findOverlaps(intervalsOf(c.sectionsSoFar(), false)).length > 0;
+        return slowVictims(c, victims, latency, profile.validityControlMs, found);
+      },
+    );
+    const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: 0, clip: false });
+    record(run, analysis, true);
+    expect(analysis.clientLogs).toEqual([]);
+    // No victim section at all means the core never handed a late lock out: the hook is not honoured.
+    expect({
+      overlapsFound: analysis.overlaps.length > 0,
+      victimSections: analysis.sections.filter((s) => (victims as readonly number[]).includes(s.client))
+        .length,
+      victimFailures: analysis.failures.filter((f) => (victims as readonly number[]).includes(f.client))
+        .length,
+    }).toMatchObject({ overlapsFound: true });
+  }, 90_000);
+
+  /**
+   * Deterministic: the restart guard must keep a restarted node out for a whole window after it started,
+   * whatever the sub-second phase of its start. A holds a lock on exactly {0, 1, 2}; node 0 restarts empty
+   * within the same wall-clock second; B, which only reaches {0, 3, 4}, polls. B must not get the lock while
+   * A's is still valid. An attempt whose restart slipped into the next second proves nothing and is repeated.
+   */
+  it('restart guard: a node that restarted empty refuses for a whole window, whatever the phase of its start', async () => {
+    const c = cluster!;
+    const ttl = 2_000;
+    let attempt: GuardAttempt | undefined;
+    for (let i = 0; i < 3 && !(attempt?.granted || attempt?.conclusive); i++) {
+      await c.waitForUptime(ttl / 1000 + 1);
+      attempt = await restartUnderHolder(c, ttl);
+    }
+    const { granted, conclusive, acquiredWallMs, startedWallMs } = attempt!;
+    lines.push(
+      `restart-guard scenario (ttl ${ttl}; A acquired at wall-clock ms ${acquiredWallMs}, node 0 up again by ` +
+        `ms ${startedWallMs}${conclusive ? '' : ' of the next second: inconclusive'}): ` +
+        (granted
+          ? `B was granted the lock ${attempt!.grantedMsAfterStart} ms after node 0 started, while A's was ` +
+            `valid for ${attempt!.firstValidForMs} ms more: VIOLATION`
+          : `B was refused until A's lock had expired`),
+    );
+    if (granted) totals.violations++;
+    expect(attempt).toEqual({
+      ...attempt,
+      granted: false,
+      grantedMsAfterStart: undefined,
+      firstValidForMs: undefined,
+    });
+  }, 60_000);
+
+  /**
+   * Deterministic: a waiter's subscriber connection drops again while ioredis re-subscribes the release
+   * channels after a reconnect (its own `autoResubscribe`, whose promise nobody handles). Run in a client
+   * process, where an unhandled rejection terminates the process as it would an application: a chaos client
+   * died of exactly this during a long run.
+   */
+  it('a connection dropped while the release channels are re-subscribed does not kill the process', async () => {
+    const c = cluster!;
+    const dropper = await startSubscribeDropper(c.nodes.nodes[0].port);
+    const client = c.clients[c.clients.length - 1];
+    try {
+      const result = await client.resubscribeScenario(dropper.url, async () => {
+        dropper.armed = true;
+        dropper.dropAll(); // every connection reconnects; the subscriber re-subscribes by itself
+        await delay(1_500);
+      });
+      lines.push(
+        `re-subscribe scenario: ${dropper.drops} connection(s) dropped mid re-SUBSCRIBE; ${result.outcome}` +
+          (result.outcome === 'done' ? '' : ': VIOLATION'),
+      );
+      if (result.outcome !== 'done') totals.violations++;
+      expect({ droppedMidResubscribe: dropper.drops, ...result }).toEqual({
+        droppedMidResubscribe: 1,
+        outcome: 'done',
+      });
+    } finally {
+      await dropper.close();
+    }
+  }, 30_000);
+});

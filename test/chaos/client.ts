@@ -1,0 +1,301 @@
+/**
+ * One chaos client: a separate Node process with its own Redlock instance, reaching every Redis node through
+ * its own TCP proxy (so the parent can cut this client off from one node, or slow one link down). It loops
+ * acquire → critical section → release and reports every section to the parent over IPC.
+ *
+ * Started by the parent with `fork(..., { execArgv: ['-r', 'ts-node/register/transpile-only'] })`.
+ */
+import { performance } from 'node:perf_hooks';
+import { Lock, NodeVote, Redlock } from '../../lib/core';
+import type { ClientMessage, ClientPhase, ClientStats, LoopStyle, ParentMessage } from './protocol';
+import { Random } from './random';
+import { resubscribeScenario } from './resubscribe-scenario';
+
+let client = -1;
+let urls: readonly string[] = [];
+let base = 0n;
+/** performance.now() + perfOffset = ms since base (both read CLOCK_MONOTONIC). */
+let perfOffset = 0;
+let current: Promise<void> | undefined;
+let stopping: AbortController | undefined;
+let fenceSeq = 0;
+const fences = new Map<number, (accepted: boolean) => void>();
+
+/** Event-loop delays above this are reported to the parent, ms. */
+const LAG_THRESHOLD = 50;
+
+const now = (): number => Number(process.hrtime.bigint() - base) / 1e6;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+function send(message: ClientMessage): void {
+  if (process.connected) process.send!(message);
+}
+
+/** The offset between the two clocks, from the tightest of a few paired readings. */
+function measurePerfOffset(): number {
+  let best = { gap: Infinity, offset: 0 };
+  for (let i = 0; i < 50; i++) {
+    const before = now();
+    const perf = performance.now();
+    const after = now();
+    if (after - before < best.gap) best = { gap: after - before, offset: (before + after) / 2 - perf };
+  }
+  return best.offset;
+}
+
+/** Writes to the parent's fenced resource; resolves whether the token was accepted. */
+function fencedWrite(resource: string, token: number): Promise<boolean> {
+  const seq = ++fenceSeq;
+  return new Promise((resolve) => {
+    fences.set(seq, resolve);
+    send({ type: 'fence', seq, client, resource, token });
+  });
+}
+
+class Loop {
+  readonly stats = {
+    sections: 0,
+    failures: 0,
+    pollAttempts: 0,
+    releases: 0,
+  };
+  private readonly random: Random;
+
+  constructor(
+    private readonly phase: ClientPhase,
+    private readonly redlock: Redlock,
+    private readonly stop: AbortSignal,
+  ) {
+    this.random = new Random(phase.seed).fork(client);
+  }
+
+  async run(): Promise<void> {
+    while (!this.stop.aborted) {
+      const resource = this.random
+        .weighted(this.phase.resources)
+        .replace('{client}', String(client))
+        .replace('{half}', String(client % 2));
+      const style = this.random.weighted(this.phase.styles);
+      try {
+        await this.iteration(resource, style);
+      } catch (error) {
+        send({
+          type: 'log',
+          client,
+          message: `iteration failed: ${String((error as Error)?.stack ?? error)}`,
+        });
+      }
+      await sleep(this.random.int(this.phase.pause[0], this.phase.pause[1]));
+    }
+  }
+
+  private async iteration(resource: string, style: LoopStyle): Promise<void> {
+    const acqStart = now();
+    const work = style === 'using' ? this.phase.longWork : this.phase.work;
+    const planned = this.random.int(work[0], work[1]);
+    if (style === 'using') {
+      let entered = false;
+      try {
+        await this.redlock.using(
+          resource,
+          { wait: this.phase.acquireWait, signal: this.stop },
+          async (lock) => {
+            entered = true;
+            await this.section(lock, resource, style, acqStart, planned);
+          },
+        );
+      } catch (error) {
+        // After the section, a LockLostError only says what the section already recorded.
+        if (!entered) this.failed(resource, style, acqStart, error);
+      }
+      return;
+    }
+    const lock =
+      style === 'wait'
+        ? await this.acquireWaiting(resource, style, acqStart)
+        : await this.poll(resource, acqStart);
+    if (!lock) return;
+    try {
+      await this.section(lock, resource, style, acqStart, planned);
+    } finally {
+      await this.redlock.release(lock);
+      this.stats.releases++;
+    }
+  }
+
+  private async acquireWaiting(
+    resource: string,
+    style: LoopStyle,
+    acqStart: number,
+  ): Promise<Lock | undefined> {
+    try {
+      return await this.redlock.acquire(resource, { wait: this.phase.acquireWait, signal: this.stop });
+    } catch (error) {
+      this.failed(resource, style, acqStart, error);
+      return undefined;
+    }
+  }
+
+  /** tryAcquire until it succeeds or the wait budget is spent; busy and unavailable both mean "poll again". */
+  private async poll(resource: string, acqStart: number): Promise<Lock | undefined> {
+    let lastError: unknown = new Error('LockBusyError');
+    while (!this.stop.aborted) {
+      this.stats.pollAttempts++;
+      try {
+        const lock = await this.redlock.tryAcquire(resource);
+        if (lock) return lock;
+        lastError = { name: 'LockBusyError' };
+      } catch (error) {
+        lastError = error;
+      }
+      if (now() - acqStart >= this.phase.acquireWait) break;
+      await sleep(this.random.int(this.phase.pollDelay[0], this.phase.pollDelay[1]));
+    }
+    this.failed(resource, 'poll', acqStart, lastError);
+    return undefined;
+  }
+
+  private async section(lock: Lock, resource: string, style: LoopStyle, acqStart: number, planned: number) {
+    const { respectDeadline, margin } = this.phase;
+    const start = now();
+    const remainingAtStart = lock.remainingTime;
+    send({ type: 'entered', entry: { client, resource, acqStart, start, remaining: remainingAtStart } });
+    const stopAt = start + planned;
+    if (respectDeadline) {
+      // Work in slices, stopping `margin` ms before the validity deadline (which auto-extension may move).
+      for (;;) {
+        const left = Math.min(stopAt - now(), lock.remainingTime - margin);
+        if (left <= 0 || lock.signal.aborted) break;
+        await sleep(Math.min(left, 50));
+      }
+    } else {
+      await sleep(planned); // trusts the lock it was given, whatever its remaining time
+    }
+    let fenceAccepted: boolean | undefined;
+    if (!respectDeadline || (lock.remainingTime > margin / 2 && !lock.signal.aborted)) {
+      fenceAccepted = await fencedWrite(resource, lock.fencingToken ?? -1);
+    }
+    const end = now();
+    this.stats.sections++;
+    send({
+      type: 'section',
+      section: {
+        phase: this.phase.name,
+        client,
+        resource,
+        style,
+        token: lock.fencingToken ?? -1,
+        acqStart,
+        start,
+        end,
+        deadline: lock.validUntil + perfOffset,
+        remainingAtStart,
+        attempts: lock.attempts,
+        fenceAccepted,
+        lost: lock.lostError !== undefined,
+      },
+    });
+  }
+
+  private failed(resource: string, style: LoopStyle, acqStart: number, error: unknown): void {
+    if (this.stop.aborted) return; // stopped by the parent: not a failure of the lock
+    this.stats.failures++;
+    const { name = 'Error', votes = [] } = (error ?? {}) as { name?: string; votes?: NodeVote[] };
+    const byNode = urls.map((url) => votes.find((vote) => url.endsWith(`:${vote.node.split(':').pop()}`)));
+    const failure = {
+      phase: this.phase.name,
+      client,
+      resource,
+      style,
+      acqStart,
+      acqEnd: now(),
+      error: name,
+      votes: byNode.map((vote) => vote?.outcome ?? '?').join(' '),
+    };
+    send({ type: 'failure', failure });
+  }
+}
+
+/** Reports every time this process's event loop was held up for more than `threshold` ms. */
+function watchLag(threshold: number): void {
+  const period = 20;
+  let expected = now() + period;
+  setInterval(() => {
+    const t = now();
+    const lag = t - expected;
+    if (lag > threshold) send({ type: 'lag', client, t, ms: lag });
+    expected = t + period;
+  }, period).unref();
+}
+
+let proceed: (() => void) | undefined;
+
+async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
+  const redlock = new Redlock(
+    urls,
+    {
+      ttl: phase.ttl,
+      fencing: true,
+      restartGuard: phase.restartGuard,
+      nodeTimeout: phase.nodeTimeout,
+      wait: phase.acquireWait,
+      logger: false,
+    },
+    { unsafeSkipValidityCheck: phase.unsafeSkipValidityCheck },
+  );
+  const loop = new Loop(phase, redlock, stop);
+  try {
+    await redlock.connect(3_000);
+    await loop.run();
+  } finally {
+    await redlock.quit(500);
+    const stats: ClientStats = { ...loop.stats, ...redlock.stats };
+    send({ type: 'stopped', client, stats });
+  }
+}
+
+process.on('message', (message: ParentMessage) => {
+  switch (message.type) {
+    case 'init':
+      client = message.client;
+      urls = message.urls;
+      base = BigInt(message.base);
+      perfOffset = measurePerfOffset();
+      watchLag(LAG_THRESHOLD);
+      send({ type: 'ready', client });
+      break;
+    case 'phase':
+      stopping = new AbortController();
+      current = runPhase(message.phase, stopping.signal).catch((error: unknown) =>
+        send({ type: 'log', client, message: `phase failed: ${String((error as Error)?.stack ?? error)}` }),
+      );
+      break;
+    case 'stop':
+      stopping?.abort();
+      break;
+    case 'fenced':
+      fences.get(message.seq)?.(message.accepted);
+      fences.delete(message.seq);
+      break;
+    case 'resubscribe':
+      void resubscribeScenario(message.url, {
+        waiting: () =>
+          new Promise<void>((resolve) => {
+            proceed = resolve;
+            send({ type: 'resubscribe', step: 'waiting' });
+          }),
+        done: (error) => send({ type: 'resubscribe', step: 'done', error }),
+      });
+      break;
+    case 'continue':
+      proceed?.();
+      break;
+    case 'exit':
+      stopping?.abort();
+      void Promise.resolve(current).finally(() => process.exit(0));
+      break;
+  }
+});
+
+// The parent is gone (or closed the channel): never outlive it.
+process.on('disconnect', () => process.exit(0));

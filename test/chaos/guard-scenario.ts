@@ -1,0 +1,73 @@
+import { Lock, Redlock } from '../../lib/core';
+import type { ChaosCluster } from './cluster';
+
+/** One run of the restart-guard scenario. */
+export interface GuardAttempt {
+  /** B got the lock while A's was still valid: two holders. */
+  readonly granted: boolean;
+  /**
+   * The restarted node booted in the same wall-clock second in which A acquired, at least 300 ms into it —
+   * the case where a guard reading whole seconds of uptime as a lower bound clears before A's lock ends.
+   * When false and nothing was granted, the attempt proved nothing either way.
+   */
+  readonly conclusive: boolean;
+  /** Wall-clock ms (within the second) at which A acquired, and by which node 0 had started again. */
+  readonly acquiredWallMs: number;
+  readonly startedWallMs: number;
+  readonly grantedMsAfterStart?: number;
+  readonly firstValidForMs?: number;
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A (client 0's proxies, cut from nodes 3 and 4) takes a lock on exactly {0, 1, 2}, about a third into a
+ * wall-clock second; node 0 restarts empty at once; B (client 1's proxies, cut from nodes 1 and 2) polls
+ * through {0, 3, 4} until A's validity has run out. The nodes must be older than the window.
+ */
+export async function restartUnderHolder(cluster: ChaosCluster, ttl: number): Promise<GuardAttempt> {
+  const make = (client: number) =>
+    new Redlock(
+      cluster.proxies[client].map((proxy) => proxy.url),
+      { ttl, restartGuard: ttl, fencing: true, nodeTimeout: 100, logger: false },
+    );
+  const a = make(0);
+  const b = make(1);
+  let held: Lock | undefined;
+  let second: Lock | null = null;
+  try {
+    await Promise.all([a.connect(2_000), b.connect(2_000)]);
+    cluster.cut(0, 3);
+    cluster.cut(0, 4);
+    cluster.cut(1, 1);
+    cluster.cut(1, 2);
+    while (Date.now() % 1000 < 300 || Date.now() % 1000 > 350) await delay(2);
+    held = await a.acquire('guard-phase', { wait: 1_000 });
+    const acquiredWall = Date.now();
+    await cluster.restartEmpty(0);
+    const startedWall = Date.now();
+    const startedAt = cluster.now();
+    let grantedAt = 0;
+    let remainingThen = 0;
+    while (held.remainingTime > 0 && !second) {
+      second = await b.tryAcquire('guard-phase').catch(() => null);
+      if (second) {
+        grantedAt = cluster.now();
+        remainingThen = held.remainingTime;
+      } else await delay(10);
+    }
+    return {
+      granted: second !== null,
+      conclusive: Math.floor(startedWall / 1000) === Math.floor(acquiredWall / 1000),
+      acquiredWallMs: acquiredWall % 1000,
+      startedWallMs: startedWall % 1000,
+      ...(second ? { grantedMsAfterStart: Math.round(grantedAt - startedAt) } : {}),
+      ...(second ? { firstValidForMs: Math.round(remainingThen) } : {}),
+    };
+  } finally {
+    if (second) await b.release(second);
+    if (held) await a.release(held);
+    await cluster.healAll();
+    await Promise.all([a.quit(), b.quit()]);
+  }
+}
