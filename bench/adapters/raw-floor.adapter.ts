@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
+import { closeClients, connectClients } from './clients';
+import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
+
+/** Owner-checked delete: the least a correct release must do. */
+const RELEASE_SOURCE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RELEASE_SHA = createHash('sha1').update(RELEASE_SOURCE).digest('hex');
+
+interface FloorHandle {
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * The physical floor of Redlock over N nodes: `SET key value NX PX ttl` to every node at once, done the
+ * moment a majority said OK (or can no longer say it), then `EVALSHA release` to every node at once. No
+ * validation, no timers, no retry, no validity check: what any implementation must at least pay.
+ * Owner values are a per-process random prefix plus a counter (unique, and the cheapest unique value).
+ */
+function floor(name: ImplName, autoPipelining: boolean): Implementation {
+  return {
+    name,
+    pkg: autoPipelining ? 'raw ioredis, enableAutoPipelining' : 'raw ioredis',
+    settings:
+      `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; SET NX PX to all ` +
+      'nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in parallel; no retry',
+    extension: 'none: held by its ttl',
+    retries: false,
+    async setup({ urls }: SetupOptions): Promise<BenchLock> {
+      const clients = await connectClients(urls, autoPipelining ? { enableAutoPipelining: true } : {});
+      await Promise.all(clients.map((client) => client.script('LOAD', RELEASE_SOURCE)));
+      const quorum = (clients.length >> 1) + 1;
+      const prefix = randomBytes(12).toString('base64url');
+      let counter = 0;
+
+      const releaseAll = (key: string, value: string): Promise<unknown> =>
+        Promise.all(clients.map((client) => client.evalsha(RELEASE_SHA, 1, key, value)));
+
+      const lock: BenchLock = {
+        name,
+        acquire(resource, ttl): Promise<FloorHandle> {
+          const key = `floor:${resource}`;
+          const value = `${prefix}:${++counter}`;
+          return new Promise((resolve, reject) => {
+            let yes = 0;
+            let no = 0;
+            let decided = false;
+            const vote = (ok: boolean): void => {
+              if (ok) yes++;
+              else no++;
+              if (decided) return;
+              if (yes >= quorum) {
+                decided = true;
+                resolve({ key, value });
+              } else if (clients.length - no < quorum) {
+                decided = true;
+                releaseAll(key, value).then(
+                  () => reject(new Error(`floor: ${resource} is busy`)),
+                  () => reject(new Error(`floor: ${resource} is busy`)),
+                );
+              }
+            };
+            for (const client of clients as Redis[]) {
+              client.set(key, value, 'PX', ttl, 'NX').then(
+                (reply) => vote(reply === 'OK'),
+                () => vote(false),
+              );
+            }
+          });
+        },
+        async release(handle) {
+          const { key, value } = handle as FloorHandle;
+          await releaseAll(key, value);
+        },
+        async holdWhile(resource, ttl, work) {
+          const handle = await lock.acquire(resource, ttl);
+          try {
+            await work();
+          } finally {
+            await lock.release(handle);
+          }
+        },
+        teardown: () => closeClients(clients),
+      };
+      return lock;
+    },
+  };
+}
+
+export const rawFloor = floor('floor', false);
+export const rawFloorAutoPipelining = floor('floor+autopipelining', true);

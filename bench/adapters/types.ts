@@ -1,0 +1,46 @@
+/**
+ * The common face every implementation shows the scenarios: acquire one resource for `ttl` ms, release it.
+ * Each adapter creates its own ioredis clients to the nodes it is given and closes them in `teardown()`.
+ */
+export interface BenchLock {
+  readonly name: ImplName;
+  /** Resolves a handle once the lock is held; rejects when the implementation gives up. */
+  acquire(resource: string, ttl: number): Promise<unknown>;
+  release(handle: unknown): Promise<void>;
+  /**
+   * Acquires `resource`, runs `work` while the implementation keeps the lock alive (its own auto-extension,
+   * where it has one), then releases it.
+   */
+  holdWhile(resource: string, ttl: number, work: () => Promise<void>): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+export type ImplName =
+  | 'nestjs-redlock'
+  | 'node-redlock'
+  | 'sesamecare-redlock'
+  | 'redlock-universal'
+  | 'floor'
+  | 'floor+autopipelining';
+
+export interface SetupOptions {
+  /** redis:// URLs of the independent nodes, in order. */
+  readonly urls: readonly string[];
+  /** The wait budget nestjs-redlock gets (peers keep their own defaults). */
+  readonly waitBudgetMs: number;
+  /** The scenario's lock ttl (each call passes it too; nestjs-redlock also takes it as its instance default). */
+  readonly ttl: number;
+}
+
+export interface Implementation {
+  readonly name: ImplName;
+  /** The package it measures. */
+  readonly pkg: string;
+  /** Client and retry settings used, for the report. */
+  readonly settings: string;
+  /** How `holdWhile` keeps a lock alive, for the report. */
+  readonly extension: string;
+  /** False for the raw floor, which has no retry policy (left out of the contention scenario). */
+  readonly retries: boolean;
+  setup(options: SetupOptions): Promise<BenchLock>;
+}

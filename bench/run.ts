@@ -1,0 +1,146 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startRedisNodes } from '../test/support';
+import { Implementation, selectImplementations } from './adapters';
+import { ScaleProfile, scaleFromEnv } from './config';
+import { checkTargets } from './report/targets';
+import type { BenchResults } from './report/types';
+import { WrittenFiles, writeResults } from './report/write';
+import { waitForNodeAge } from './node-age';
+import { BenchContext, SCENARIOS, ScenarioId, ScenarioResult } from './scenarios';
+
+export interface RunOptions {
+  /** Default: from BENCH_SCALE. */
+  readonly scale?: ScaleProfile;
+  /** Nodes of the main set; default: the scale's. */
+  readonly nodes?: number;
+  /** Where latest.json / latest.md / chart.svg go; `false` writes nothing. Default bench/results. */
+  readonly outDir?: string | false;
+  /** Run only these scenarios (default: BENCH_ONLY, comma-separated ids, or all). */
+  readonly only?: readonly ScenarioId[];
+  /** Default: all (or BENCH_IMPLS). */
+  readonly impls?: readonly Implementation[];
+  readonly log?: (message: string) => void;
+}
+
+export const DEFAULT_OUT_DIR = path.join(__dirname, 'results');
+
+/**
+ * Runs the benchmark of issue 6: starts the nodes (test/support), runs each scenario with every
+ * implementation on the same nodes, checks the targets, writes the report, and stops the nodes.
+ */
+export async function runBench(
+  options: RunOptions = {},
+): Promise<{ results: BenchResults; files?: WrittenFiles }> {
+  const scale = options.scale ?? scaleFromEnv();
+  const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
+  const impls = options.impls ?? selectImplementations();
+  const only = options.only ?? (process.env.BENCH_ONLY?.split(',').map((id) => id.trim()) as ScenarioId[]);
+  const mainCount = options.nodes ?? scale.nodes;
+  const total = Math.max(mainCount, ...scale.scale.nodeCounts);
+  const startedAt = new Date();
+  const loadAtStart = os.loadavg()[0];
+  const t0 = Date.now();
+
+  log(`bench: scale ${scale.name}, starting ${total} redis nodes`);
+  const nodes = await startRedisNodes(total);
+  const scenarios: Partial<Record<ScenarioId, ScenarioResult>> = {};
+  const seconds: Partial<Record<ScenarioId, number>> = {};
+  let redis = `redis (${nodes.source})`;
+  try {
+    redis = `${await redisVersion(nodes.nodes[0].redis())} (${nodes.source})`;
+    const context: BenchContext = {
+      scale,
+      nodes,
+      urls: nodes.urls.slice(0, mainCount),
+      impls,
+      results: scenarios,
+      log,
+    };
+    await waitForNodeAge(nodes, scale.ttl, log);
+    for (const scenario of SCENARIOS) {
+      if (only && only.length > 0 && !only.includes(scenario.id)) continue;
+      log(`${scenario.number}. ${scenario.title}`);
+      await nodes.flushAll();
+      const began = Date.now();
+      try {
+        scenarios[scenario.id] = await scenario.run(context);
+        seconds[scenario.id] = (Date.now() - began) / 1000;
+        log(`   ${seconds[scenario.id]!.toFixed(1)} s`);
+      } catch (error) {
+        log(`   failed: ${(error as Error).stack ?? String(error)}`);
+        scenarios[scenario.id] = {
+          id: scenario.id,
+          number: scenario.number,
+          title: scenario.title,
+          status: 'skipped',
+          reason: `failed: ${(error as Error).message}`,
+          baseline: 'nestjs-redlock',
+          metrics: [],
+          rows: {},
+          notes: [],
+        };
+      }
+    }
+  } finally {
+    await nodes.stop();
+  }
+
+  const results: BenchResults = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      durationSec: (Date.now() - t0) / 1000,
+      scenarioSeconds: seconds,
+      scale: scale.name,
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+      redis,
+      loadAverage: [loadAtStart, os.loadavg()[0]],
+      nodes: mainCount,
+      ttl: scale.ttl,
+      rounds: scale.rounds,
+      implementations: impls.map(({ name, pkg, settings }) => ({ name, pkg, settings })),
+    },
+    scenarios,
+    targets: checkTargets(scenarios),
+  };
+  const outDir = options.outDir ?? DEFAULT_OUT_DIR;
+  const files = outDir === false ? undefined : writeResults(results, outDir);
+  return { results, files };
+}
+
+async function redisVersion(client: ReturnType<RedisNodesHandle['redis']>): Promise<string> {
+  try {
+    const info = await client.info('server');
+    return `redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'}`;
+  } catch {
+    return 'redis';
+  } finally {
+    client.disconnect();
+  }
+}
+
+type RedisNodesHandle = Awaited<ReturnType<typeof startRedisNodes>>['nodes'][number];
+
+async function main(): Promise<void> {
+  const { results, files } = await runBench({ outDir: process.env.BENCH_OUT || undefined });
+  const out = process.stdout;
+  out.write(`\nTargets (${results.meta.durationSec.toFixed(0)} s run):\n`);
+  for (const t of results.targets) {
+    const mark = t.met === null ? ' n/a ' : t.met ? ' ok  ' : ' MISS';
+    out.write(`  [${mark}] ${t.scenario}. ${t.target}: ${t.measured}\n`);
+  }
+  if (files) out.write(`\nWrote ${files.markdown}\n      ${files.json}\n      ${files.chart}\n`);
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,143 @@
+import 'reflect-metadata';
+import { Injectable, INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redlock } from '../../lib/core';
+import { interleavedRounds } from '../rounds';
+import { Samples } from '../stats';
+import { now } from '../timing';
+import { NestLayer, loadNestLayer } from './nest-layer';
+import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
+
+const TITLE = 'Decorator overhead: @Locked vs RedlockService.using() vs the core';
+const CORE = 'core Redlock.using()';
+const SERVICE = 'RedlockService.using()';
+const LOCKED = '@Locked method';
+
+const METRICS: readonly Metric[] = [
+  { key: 'cycleP50', label: 'call p50', unit: 'ms', better: 'lower' },
+  { key: 'cycleP99', label: 'call p99', unit: 'ms', better: 'lower' },
+  { key: 'cpuPerCall', label: 'client CPU per call', unit: 'µs', better: 'lower' },
+];
+
+interface Variant {
+  readonly name: string;
+  call(): Promise<unknown>;
+}
+
+/** The same (empty) work behind each face of the library. */
+const work = async (): Promise<number> => 1;
+
+async function measure(
+  variant: Variant,
+  warmup: number,
+  iterations: number,
+): Promise<Record<string, number>> {
+  for (let i = 0; i < warmup; i++) await variant.call();
+  const samples = new Samples(iterations);
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) {
+    const t0 = now();
+    await variant.call();
+    samples.push(now() - t0);
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    cycleP50: samples.p(50),
+    cycleP99: samples.p(99),
+    cpuPerCall: (cpu.user + cpu.system) / iterations,
+  };
+}
+
+/** A Nest application context with RedlockModule and one service whose method is @Locked. */
+async function createNestApp(
+  nest: NestLayer,
+  urls: string[],
+  ttl: number,
+): Promise<{ app: INestApplicationContext; call(): Promise<unknown>; service: () => Promise<unknown> }> {
+  const Locked = nest.Locked;
+
+  @Injectable()
+  class BenchWork {
+    @Locked('s6:locked:<0>', { ttl })
+    async run(_id: string): Promise<number> {
+      return work();
+    }
+  }
+
+  @Module({ imports: [nest.RedlockModule.forRoot(urls, { ttl }) as never], providers: [BenchWork] })
+  class BenchModule {}
+
+  const app = await NestFactory.createApplicationContext(BenchModule, { logger: false });
+  await app.init();
+  const target = app.get(BenchWork);
+  const service = app.get(nest.RedlockService as never) as InstanceType<NestLayer['RedlockService']>;
+  return {
+    app,
+    call: () => target.run('x'),
+    service: () => service.using('s6:service', { ttl }, work),
+  };
+}
+
+function skipped(reason: string): ScenarioResult {
+  return {
+    id: 'decorator',
+    number: 6,
+    title: TITLE,
+    status: 'skipped',
+    reason,
+    baseline: CORE,
+    metrics: METRICS,
+    rows: {},
+    notes: [],
+  };
+}
+
+/** Scenario 6: what the Nest layer adds on top of the core for the same locked work. */
+export const decorator: Scenario = {
+  id: 'decorator',
+  number: 6,
+  title: TITLE,
+  async run({ scale, urls, log }: BenchContext): Promise<ScenarioResult> {
+    const nest = loadNestLayer();
+    if ('missing' in nest) return skipped(`skipped: Nest layer not available — ${nest.missing}`);
+    const { warmup, iterations } = scale.decorator;
+    const core = new Redlock([...urls], { logger: false, ttl: scale.ttl });
+    let app: INestApplicationContext | undefined;
+    try {
+      await core.connect(5_000);
+      let nestApp: Awaited<ReturnType<typeof createNestApp>>;
+      try {
+        nestApp = await createNestApp(nest, [...urls], scale.ttl);
+      } catch (error) {
+        return skipped(`skipped: Nest layer not usable — ${(error as Error).message.split('\n')[0]}`);
+      }
+      app = nestApp.app;
+      const variants: Variant[] = [
+        { name: CORE, call: () => core.using('s6:core', { ttl: scale.ttl }, work) },
+        { name: SERVICE, call: nestApp.service },
+        { name: LOCKED, call: nestApp.call },
+      ];
+      const rows = await interleavedRounds(variants, scale.rounds, (variant, round) => {
+        log(`  6 decorator · round ${round + 1} · ${variant.name}`);
+        return measure(variant, warmup, iterations);
+      });
+      return {
+        id: 'decorator',
+        number: 6,
+        title: TITLE,
+        status: 'ok',
+        baseline: CORE,
+        metrics: METRICS,
+        rows,
+        notes: [
+          `${urls.length} nodes, ${iterations} sequential calls per round after ${warmup} warm-up calls, each ` +
+            'acquiring, running an empty async function and releasing; ratios are to the core. The Nest ' +
+            'layer uses the clients RedlockModule.forRoot(urls) creates.',
+        ],
+      };
+    } finally {
+      await app?.close().catch(() => undefined);
+      await core.quit();
+    }
+  },
+};

@@ -1,0 +1,156 @@
+import type Redis from 'ioredis';
+import { BASELINE, BenchLock } from '../adapters';
+import { gcAvailable, settledHeap } from '../gc';
+import { waitForNodeAge } from '../node-age';
+import { adminClients, redisCpuSeconds } from '../redis-cpu';
+import { withImplementations } from '../rounds';
+import { forEachConcurrently, now, sleep } from '../timing';
+import type { BenchContext, Scenario, ScenarioResult } from './types';
+
+const MB = 1024 * 1024;
+const TITLE = 'Memory: heap after many cycles, and with many locks held';
+
+/** `count` acquire + release cycles, each on a resource never used before, `concurrency` at a time. */
+async function distinctCycles(lock: BenchLock, tag: string, count: number, concurrency: number, ttl: number) {
+  let failures = 0;
+  await forEachConcurrently(count, concurrency, async (i) => {
+    try {
+      await lock.release(await lock.acquire(`s7:${lock.name}:${tag}:${i}`, ttl));
+    } catch {
+      failures++;
+    }
+  });
+  return failures;
+}
+
+async function measureOne(
+  lock: BenchLock,
+  profile: BenchContext['scale']['memory'],
+  ttl: number,
+  admins: readonly Redis[],
+): Promise<Record<string, number>> {
+  const { warmup, concurrency, held, heldTtl, holdMs } = profile;
+  const cycles = lock.name === BASELINE ? profile.cycles : profile.peerCycles;
+  await distinctCycles(lock, 'warmup', warmup, concurrency, ttl);
+
+  // Cycles: every key distinct, so a map keyed by resource that is never pruned shows up as growth.
+  const before = await settledHeap();
+  const t0 = now();
+  const failures = await distinctCycles(lock, 'cycles', cycles, concurrency, ttl);
+  const cyclesSeconds = (now() - t0) / 1000;
+  const after = await settledHeap();
+
+  // Many locks held at once, each kept alive by the implementation's own auto-extension, then all released.
+  const heldBefore = after;
+  const rssBefore = process.memoryUsage().rss;
+  let releaseAll!: () => void;
+  const gate = new Promise<void>((resolve) => (releaseAll = resolve));
+  const holders: Promise<void>[] = [];
+  let heldFailures = 0;
+  await forEachConcurrently(held, 200, (i) => {
+    return new Promise<void>((entered) => {
+      const holder = lock.holdWhile(`s7:${lock.name}:held:${i}`, heldTtl, () => {
+        entered();
+        return gate;
+      });
+      holders.push(
+        holder.catch(() => {
+          heldFailures++;
+          entered();
+        }),
+      );
+    });
+  });
+  const heldHeap = await settledHeap();
+  const heldRss = process.memoryUsage().rss;
+  const redis0 = await redisCpuSeconds(admins);
+  const cpu0 = process.cpuUsage();
+  const w0 = now();
+  await sleep(holdMs);
+  const cpu = process.cpuUsage(cpu0);
+  const holdWall = now() - w0;
+  const redisCpu = (await redisCpuSeconds(admins)) - redis0;
+  releaseAll();
+  await Promise.all(holders);
+  const releasedHeap = await settledHeap();
+
+  return {
+    cycles,
+    growthMB: (after - before) / MB,
+    cyclesPerSec: cycles / cyclesSeconds,
+    failures,
+    heldHeapMB: (heldHeap - heldBefore) / MB,
+    heldRssMB: (heldRss - rssBefore) / MB,
+    holdCpuPct: ((cpu.user + cpu.system) / 1000 / holdWall) * 100,
+    holdRedisCpuPct: ((redisCpu * 1000) / holdWall) * 100,
+    heldFailures,
+    afterReleaseMB: (releasedHeap - heldBefore) / MB,
+  };
+}
+
+/** Scenario 7: memory per cycle and per held lock; internal state must not grow with distinct keys. */
+export const memory: Scenario = {
+  id: 'memory',
+  number: 7,
+  title: TITLE,
+  async run({ scale, urls, nodes, impls, log }: BenchContext): Promise<ScenarioResult> {
+    await waitForNodeAge(nodes, Math.max(scale.memory.heldTtl, scale.ttl), log);
+    const rows: Record<string, Record<string, number>> = {};
+    const admins = adminClients(nodes, urls.length);
+    try {
+      // One implementation at a time: the heap is the process's, so nothing else may run meanwhile.
+      for (const impl of impls) {
+        log(`  7 memory · ${impl.name}`);
+        rows[impl.name] = await withImplementations(
+          [impl],
+          { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
+          ([lock]) => measureOne(lock, scale.memory, scale.ttl, admins),
+        );
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+    const { cycles, peerCycles, concurrency, held, heldTtl, holdMs } = scale.memory;
+    return {
+      id: 'memory',
+      number: 7,
+      title: TITLE,
+      status: 'ok',
+      baseline: 'nestjs-redlock',
+      metrics: [
+        { key: 'cycles', label: 'cycles (distinct keys)', unit: '', better: 'none' },
+        { key: 'growthMB', label: 'heap growth after them', unit: 'MB', better: 'lower', ratio: false },
+        { key: 'cyclesPerSec', label: `cycles/s (${concurrency} at a time)`, unit: '/s', better: 'higher' },
+        { key: 'heldHeapMB', label: `heap with ${held} held`, unit: 'MB', better: 'lower', ratio: false },
+        { key: 'heldRssMB', label: `RSS with ${held} held`, unit: 'MB', better: 'lower', ratio: false },
+        { key: 'holdCpuPct', label: 'client CPU while holding', unit: '%', better: 'lower' },
+        { key: 'holdRedisCpuPct', label: 'Redis CPU while holding (all nodes)', unit: '%', better: 'lower' },
+        {
+          key: 'afterReleaseMB',
+          label: 'heap after releasing them',
+          unit: 'MB',
+          better: 'lower',
+          ratio: false,
+        },
+        { key: 'failures', label: 'failed cycles', unit: '', better: 'lower' },
+        { key: 'heldFailures', label: 'locks not held', unit: '', better: 'lower' },
+      ],
+      rows,
+      notes: [
+        `${urls.length} nodes. Heap figures are heapUsed after a full GC${
+          gcAvailable ? '' : ' — GC could not be exposed in this runtime, so they are noisy'
+        }; growth is measured over ${cycles} acquire + release cycles for nestjs-redlock (${peerCycles} for ` +
+          `the others, to keep the run short), each on a resource never used before (${concurrency} at a ` +
+          'time), after a warm-up. One pass per implementation (the process heap is shared, ' +
+          'so implementations run one after another, not interleaved).',
+        `Held locks: ${held} distinct resources acquired (200 at a time) with a ${heldTtl} ms ttl through each ` +
+          `implementation's using() (auto-extension on, each by its own policy below) and held ${holdMs} ms ` +
+          'after the last was acquired; "locks not held" counts using() calls that failed or reported the lock ' +
+          'lost (renewals that did not get through). CPU is user+system time over that hold as % of one core, ' +
+          'for this process (the client) and for the Redis nodes together; heap/RSS are deltas from just ' +
+          'before acquiring.',
+        `Auto-extension: ${impls.map((impl) => `${impl.name} — ${impl.extension}`).join('; ')}.`,
+      ],
+    };
+  },
+};
