@@ -128,29 +128,21 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
       expect(summary.staleTokens).toBeGreaterThan(0);
     }, 300_000);
 
-    it(
-      'validity check skipped (test-only hook), long delays → overlapping holders',
-      async () => {
-        const summary = await control('skip-validity', KNOWN_BUG_SCHEDULES);
-        expect(summary.overlaps + summary.staleTokens).toBeGreaterThan(0);
-      },
-      300_000,
-    );
+    it('validity check skipped (test-only hook), long delays → overlapping holders', async () => {
+      const summary = await control('skip-validity', KNOWN_BUG_SCHEDULES);
+      expect(summary.overlaps + summary.staleTokens).toBeGreaterThan(0);
+    }, 300_000);
   });
 
   // Found by this simulation (seed 1639): `extend(lock, ttl)` with a ttl shorter than the validity left,
   // when too few answers arrived in time, used to keep the old deadline although nodes that answered late had
   // applied the shorter ttl — a second client could then acquire while the first still worked. Fixed in
   // lib/core/extension.ts (the deadline is lowered to `start + ttl − drift` whatever the outcome).
-  it(
-    'extend() to a shorter ttl that misses its quorum never leaves the holder a stale deadline',
-    async () => {
-      const summary = await run('short-extend', KNOWN_BUG_SCHEDULES);
-      lines.push(formatSummary(summary));
-      expect(explain(summary)).toBe('');
-    },
-    300_000,
-  );
+  it('extend() to a shorter ttl that misses its quorum never leaves the holder a stale deadline', async () => {
+    const summary = await run('short-extend', KNOWN_BUG_SCHEDULES);
+    lines.push(formatSummary(summary));
+    expect(explain(summary)).toBe('');
+  }, 300_000);
 });
 
 function positiveInt(value: string | undefined): number | undefined {
