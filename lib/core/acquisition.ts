@@ -47,15 +47,17 @@ export async function acquireWithRetries(
 ): Promise<AcquisitionResult> {
   const { clock } = context;
   const began = clock.now();
-  const waiter = new ReleaseWaiter(context, request.keys);
+  // Created on the first failed attempt: an uncontended acquisition never needs one.
+  let waiter: ReleaseWaiter | undefined;
   let splits = 0;
   try {
     for (let attempts = 1; ; attempts++) {
       throwIfAborted(signal, resources, request, state, context);
-      waiter.announced = false;
+      if (waiter) waiter.announced = false;
       const attempt = await attemptAcquire(context, request, state);
       if (attempt.kind === 'acquired') return { kind: 'acquired', attempt, attempts };
       throwIfAborted(signal, resources, request, state, context);
+      waiter ??= new ReleaseWaiter(context, request.keys);
 
       const elapsed = clock.now() - began;
       const budget = wait - elapsed;
@@ -91,7 +93,7 @@ export async function acquireWithRetries(
       if (delay > 0) await waiter.sleep(delay, signal, !split);
     }
   } finally {
-    waiter.close();
+    waiter?.close();
   }
 }
 
