@@ -39,8 +39,7 @@ export async function probeNodes(
   const latencies: number[] = new Array(nodes.length).fill(NaN);
   const result = await fanOut(
     nodes,
-    async (node) => {
-      const index = nodes.indexOf(node);
+    async (node, index) => {
       const uptime = node.probe ? await node.probe() : undefined;
       latencies[index] = clock.now() - started;
       return uptime;

@@ -174,9 +174,16 @@ export function resolveCallOptions(
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
   }
-  const guard = defaults.restartGuard;
-  const guardWindow = guard === false ? 0 : Math.max(guard === true ? 0 : guard, defaults.ttl, ttl);
-  return { ttl, wait, fencing, guardWindow, signal, autoExtend, onLockLost };
+  return { ttl, wait, fencing, guardWindow: guardWindowOf(defaults, ttl), signal, autoExtend, onLockLost };
+}
+
+/**
+ * The restart-guard window for a call with `ttl`: 0 when the guard is off, otherwise the largest of the
+ * configured window, the instance's ttl and the call's ttl.
+ */
+export function guardWindowOf(options: ResolvedOptions, ttl: number): number {
+  const guard = options.restartGuard;
+  return guard === false ? 0 : Math.max(guard === true ? 0 : guard, options.ttl, ttl);
 }
 
 /** ttl: a positive safe integer of ms, long enough to leave some validity after the drift allowance. */

@@ -49,7 +49,7 @@ const PENDING: Answer<never> = Object.freeze({ status: 'pending' });
  */
 export function fanOut<T>(
   nodes: readonly LockNode[],
-  call: (node: LockNode) => Promise<T>,
+  call: (node: LockNode, index: number) => Promise<T>,
   plan: FanOutPlan<T>,
 ): Promise<FanOutResult<T>> {
   return new Promise((resolve) => {
@@ -93,7 +93,7 @@ export function fanOut<T>(
     for (let i = 0; i < total; i++) {
       let pending: Promise<T>;
       try {
-        pending = call(nodes[i]);
+        pending = call(nodes[i], i);
       } catch (error) {
         pending = Promise.reject(error);
       }

@@ -25,6 +25,7 @@ import {
   USING_OPTION_KEYS,
   UsingOptions,
   describe,
+  guardWindowOf,
   resolveCallOptions,
   resolveOptions,
   usingArguments,
@@ -263,8 +264,7 @@ export class Redlock implements LockOwner {
    * quorum answered and none of that quorum is still inside its restart-guard window.
    */
   probe(timeout = 1_000): Promise<HealthReport> {
-    const guard = this.options.restartGuard;
-    const window = guard === false ? 0 : Math.max(guard === true ? 0 : guard, this.options.ttl);
+    const window = guardWindowOf(this.options, this.options.ttl);
     return probeNodes(this.nodes, this.quorum, this.context.clock, timeout, window);
   }
 
