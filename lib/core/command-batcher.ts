@@ -34,16 +34,34 @@ export class CommandBatcher {
     });
   }
 
-  private async direct(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]) {
+  /** Not an async function: one promise and no extra microtask hops on the hot path. */
+  private direct(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
     this.inFlight++;
-    try {
-      return await this.client.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!isNoScript(error)) throw error;
-      return await this.client.eval(script.source, keys.length, ...keys, ...args);
-    } finally {
-      this.inFlight--;
-    }
+    return this.client.evalsha(script.sha, keys.length, ...keys, ...args).then(
+      (value) => {
+        this.inFlight--;
+        return value;
+      },
+      (error: unknown) => {
+        this.inFlight--;
+        if (!isNoScript(error)) throw error;
+        return this.resend(script, keys, args);
+      },
+    );
+  }
+
+  /** EVAL with the full source, after the node answered NOSCRIPT. */
+  private resend(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    this.inFlight++;
+    return this.client.eval(script.source, keys.length, ...keys, ...args).finally(() => this.inFlight--);
   }
 
   private flush(): void {

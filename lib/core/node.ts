@@ -34,6 +34,12 @@ export type AcquireReply =
 export interface LockNode {
   /** A stable, human-readable name used in messages (for Redis: `host:port`). */
   readonly name: string;
+  /**
+   * Optional: true when this node runs commands in the order they were sent and answers in that order (one
+   * TCP connection). A release sent after an acquire then always undoes it, so an acquire answer that
+   * arrives after its lock was released or given up needs no separate undo.
+   */
+  readonly ordered?: boolean;
   acquire(request: AcquireRequest): Promise<AcquireReply>;
   /** Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. */
   fence(
@@ -73,6 +79,12 @@ export class NodeNotConnectedError extends Error {
  */
 export class IoredisLockNode implements LockNode {
   readonly name: string;
+  /**
+   * One connection, commands in send order. A release is only sent while the connection is ready, and an
+   * answer can only arrive on the connection that carried its command, so a late acquire answer always
+   * precedes the release that undoes it.
+   */
+  readonly ordered = true;
   private channels: ReleaseChannels | undefined;
   private runId = '';
 
@@ -104,10 +116,10 @@ export class IoredisLockNode implements LockNode {
     );
   }
 
-  async acquire(request: AcquireRequest): Promise<AcquireReply> {
+  acquire(request: AcquireRequest): Promise<AcquireReply> {
     const { keys, fenceKeys } = request;
     const fencing = fenceKeys.length > 0;
-    const reply = (await this.run(
+    return this.run(
       ACQUIRE_SCRIPT,
       fencing ? [...keys, ...fenceKeys] : keys,
       request.owner,
@@ -117,28 +129,24 @@ export class IoredisLockNode implements LockNode {
       fencing ? 1 : 0,
       this.runId,
       request.guardKey,
-    )) as [number, number | string];
-    const code = reply[0];
-    if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
-    if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
-    return { outcome: 'refused', uptime: Number(reply[1]) };
+    ).then(acquireReplyOf);
   }
 
-  async fence(
+  fence(
     keys: readonly string[],
     fenceKeys: readonly string[],
     owner: string,
     token: number,
   ): Promise<boolean> {
-    return (await this.run(FENCE_SCRIPT, [...keys, ...fenceKeys], owner, String(token))) === 1;
+    return this.run(FENCE_SCRIPT, [...keys, ...fenceKeys], owner, String(token)).then(isOne);
   }
 
-  async extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
-    return (await this.run(EXTEND_SCRIPT, keys, owner, ttl)) === 1;
+  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
+    return this.run(EXTEND_SCRIPT, keys, owner, ttl).then(isOne);
   }
 
-  async release(keys: readonly string[], owner: string): Promise<number> {
-    return Number(await this.run(RELEASE_SCRIPT, keys, owner));
+  release(keys: readonly string[], owner: string): Promise<number> {
+    return this.run(RELEASE_SCRIPT, keys, owner).then(Number);
   }
 
   async probe(): Promise<number> {
@@ -160,15 +168,24 @@ export class IoredisLockNode implements LockNode {
     this.channels = undefined;
   }
 
-  private async run(
-    script: LuaScript,
-    keys: readonly string[],
-    ...args: (string | number)[]
-  ): Promise<unknown> {
+  /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */
+  private run(script: LuaScript, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
     const status = this.client.status;
-    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status));
     return this.commands.call(script, keys, args);
   }
+}
+
+function acquireReplyOf(raw: unknown): AcquireReply {
+  const reply = raw as [number, number | string];
+  const code = reply[0];
+  if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
+  if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
+  return { outcome: 'refused', uptime: Number(reply[1]) };
+}
+
+function isOne(reply: unknown): boolean {
+  return reply === 1;
 }
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */

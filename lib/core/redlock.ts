@@ -304,7 +304,7 @@ export class Redlock implements LockOwner {
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
     const result =
       settings.wait > 0
-        ? await this.waiting.run([...keys].sort().join('\n'), settings.wait, settings.signal, (queuedFor) =>
+        ? await this.waiting.run(keySetId(keys), settings.wait, settings.signal, (queuedFor) =>
             attempt(Math.max(0, settings.wait - queuedFor)),
           )
         : await attempt(0);
@@ -381,5 +381,13 @@ export class Redlock implements LockOwner {
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/**
+ * One id per set of keys, whatever their order. Two sets sharing an id (a resource name containing '}\n')
+ * would only take turns in the local queue; the locks themselves stay independent.
+ */
+function keySetId(keys: readonly string[]): string {
+  return keys.length === 1 ? keys[0] : [...keys].sort().join('\n');
+}
 const RELEASED = Object.freeze({ outcome: 'released' as const });
 const NOT_OWNER = Object.freeze({ outcome: 'not-owner' as const });

@@ -94,7 +94,8 @@ describe('Redlock under node faults (5 real nodes)', () => {
     ]);
 
     await nodes.nodes[4].resume();
-    // The straggling SET lands on node 4 now; its late "acquired" answer triggers a release there.
+    // The straggling SET lands on node 4 now; the cleanup release, queued behind it on the same connection,
+    // runs right after it.
     const clean = await eventually(async () => (await valuesOnNodes(nodes, key))[4] === null, 3_000);
     expect(clean).toBe(true);
   });
