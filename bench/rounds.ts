@@ -37,3 +37,33 @@ export async function interleavedRounds<L extends { readonly name: string }>(
   for (const subject of subjects) rows[subject.name] = medianOfRounds(perSubject.get(subject.name)!);
   return rows;
 }
+
+/**
+ * Runs `cycle` `iterations` times for every subject, interleaved in blocks of `blockSize` cycles whose order
+ * rotates from block to block, so drifts in machine load (other tenants, CPU frequency) hit every subject
+ * alike; rounds of thousands of cycles per subject do not cancel them on a shared machine. `cycle` records
+ * its own latencies. Resolves per subject the client CPU (user + system) per cycle, in µs.
+ */
+export async function interleavedCycles<S extends { readonly name: string }>(
+  subjects: readonly S[],
+  iterations: number,
+  blockSize: number,
+  cycle: (subject: S, i: number) => Promise<void>,
+): Promise<Map<string, number>> {
+  const cpu = new Map<string, number>(subjects.map((s) => [s.name, 0]));
+  const done = new Map<string, number>(subjects.map((s) => [s.name, 0]));
+  const blocks = Math.ceil(iterations / blockSize);
+  for (let block = 0; block < blocks; block++) {
+    for (let k = 0; k < subjects.length; k++) {
+      const subject = subjects[(block + k) % subjects.length];
+      const first = block * blockSize;
+      const last = Math.min(iterations, first + blockSize);
+      const cpu0 = process.cpuUsage();
+      for (let i = first; i < last; i++) await cycle(subject, i);
+      const used = process.cpuUsage(cpu0);
+      cpu.set(subject.name, cpu.get(subject.name)! + used.user + used.system);
+      done.set(subject.name, done.get(subject.name)! + (last - first));
+    }
+  }
+  return new Map(subjects.map((s) => [s.name, cpu.get(s.name)! / Math.max(1, done.get(s.name)!)]));
+}

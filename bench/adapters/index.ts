@@ -1,6 +1,6 @@
 import { nestjsRedlock } from './nestjs-redlock.adapter';
 import { nodeRedlock } from './node-redlock.adapter';
-import { rawFloor, rawFloorAutoPipelining } from './raw-floor.adapter';
+import { rawFloor, rawFloorAutoPipelining, rawFloorScripts } from './raw-floor.adapter';
 import { redlockUniversal } from './redlock-universal.adapter';
 import { sesamecareRedlock } from './sesamecare-redlock.adapter';
 import type { Implementation } from './types';
@@ -14,6 +14,7 @@ export const IMPLEMENTATIONS: readonly Implementation[] = [
   sesamecareRedlock,
   redlockUniversal,
   rawFloor,
+  rawFloorScripts,
   rawFloorAutoPipelining,
 ];
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
+import { ACQUIRE_SCRIPT, RELEASE_SCRIPT } from '../../lib/core/scripts';
 import { closeClients, connectClients } from './clients';
 import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
 
@@ -12,30 +12,64 @@ interface FloorHandle {
   readonly value: string;
 }
 
+/** How a floor variant talks to the nodes. */
+interface FloorVariant {
+  readonly autoPipelining: boolean;
+  /**
+   * Send nestjs-redlock's own acquire and release scripts (restart guard on its fast path, release
+   * announcement) instead of SET NX and a bare owner-checked DEL: what the Redis side of its safety costs,
+   * without its client code.
+   */
+  readonly scripts: boolean;
+}
+
 /**
  * The physical floor of Redlock over N nodes: `SET key value NX PX ttl` to every node at once, done the
  * moment a majority said OK (or can no longer say it), then `EVALSHA release` to every node at once. No
  * validation, no timers, no retry, no validity check: what any implementation must at least pay.
+ * With `scripts`, the same skeleton sends nestjs-redlock's Lua scripts instead ("floor+scripts").
  * Owner values are a per-process random prefix plus a counter (unique, and the cheapest unique value).
  */
-function floor(name: ImplName, autoPipelining: boolean): Implementation {
+function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Implementation {
   return {
     name,
     pkg: autoPipelining ? 'raw ioredis, enableAutoPipelining' : 'raw ioredis',
-    settings:
-      `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; SET NX PX to all ` +
-      'nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in parallel; no retry',
+    settings: scripts
+      ? "ioredis clients (defaults); nestjs-redlock's acquire script (EVALSHA, restart guard on its run_id fast " +
+        'path) to all nodes in parallel, decided at quorum; its release script to all nodes in parallel; no retry'
+      : `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; SET NX PX to all ` +
+        'nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in parallel; no retry',
     extension: 'none: held by its ttl',
     retries: false,
     async setup({ urls }: SetupOptions): Promise<BenchLock> {
       const clients = await connectClients(urls, autoPipelining ? { enableAutoPipelining: true } : {});
-      await Promise.all(clients.map((client) => client.script('LOAD', RELEASE_SOURCE)));
+      await Promise.all(
+        clients.map((client) =>
+          Promise.all(
+            [RELEASE_SOURCE, ACQUIRE_SCRIPT.source, RELEASE_SCRIPT.source].map((source) =>
+              client.script('LOAD', source),
+            ),
+          ),
+        ),
+      );
+      // The run_id each node reports: the acquire script's restart guard then takes its fast path.
+      const runIds = await Promise.all(
+        clients.map(async (client) => /run_id:(\w+)/.exec(await client.info('server'))?.[1] ?? ''),
+      );
       const quorum = (clients.length >> 1) + 1;
       const prefix = randomBytes(12).toString('base64url');
       let counter = 0;
 
       const releaseAll = (key: string, value: string): Promise<unknown> =>
-        Promise.all(clients.map((client) => client.evalsha(RELEASE_SHA, 1, key, value)));
+        Promise.all(
+          clients.map((client) => client.evalsha(scripts ? RELEASE_SCRIPT.sha : RELEASE_SHA, 1, key, value)),
+        );
+      const acquireOn = (index: number, key: string, value: string, ttl: number): Promise<boolean> =>
+        scripts
+          ? clients[index]
+              .evalsha(ACQUIRE_SCRIPT.sha, 1, key, value, ttl, 1, ttl, 0, runIds[index], 'floor:!boot')
+              .then((reply) => reply === 1)
+          : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 
       const lock: BenchLock = {
         name,
@@ -61,11 +95,8 @@ function floor(name: ImplName, autoPipelining: boolean): Implementation {
                 );
               }
             };
-            for (const client of clients as Redis[]) {
-              client.set(key, value, 'PX', ttl, 'NX').then(
-                (reply) => vote(reply === 'OK'),
-                () => vote(false),
-              );
+            for (let index = 0; index < clients.length; index++) {
+              acquireOn(index, key, value, ttl).then(vote, () => vote(false));
             }
           });
         },
@@ -88,5 +119,6 @@ function floor(name: ImplName, autoPipelining: boolean): Implementation {
   };
 }
 
-export const rawFloor = floor('floor', false);
-export const rawFloorAutoPipelining = floor('floor+autopipelining', true);
+export const rawFloor = floor('floor', { autoPipelining: false, scripts: false });
+export const rawFloorAutoPipelining = floor('floor+autopipelining', { autoPipelining: true, scripts: false });
+export const rawFloorScripts = floor('floor+scripts', { autoPipelining: false, scripts: true });

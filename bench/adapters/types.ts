@@ -21,6 +21,7 @@ export type ImplName =
   | 'sesamecare-redlock'
   | 'redlock-universal'
   | 'floor'
+  | 'floor+scripts'
   | 'floor+autopipelining';
 
 export interface SetupOptions {

@@ -10,6 +10,7 @@ const COLORS: Record<string, string> = {
   'sesamecare-redlock': '#59a14f',
   'redlock-universal': '#f28e2b',
   floor: '#6b6b6b',
+  'floor+scripts': '#8f8f8f',
   'floor+autopipelining': '#b5aca4',
 };
 const FALLBACK = ['#76b7b2', '#edc948', '#b07aa1', '#9c755f'];

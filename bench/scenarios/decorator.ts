@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import { Injectable, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redlock } from '../../lib/core';
-import { interleavedRounds } from '../rounds';
-import { Samples } from '../stats';
+import { interleavedCycles } from '../rounds';
+import { Samples, medianOfRounds } from '../stats';
 import { now } from '../timing';
 import { NestLayer, loadNestLayer } from './nest-layer';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
+import { CYCLE_BLOCK } from './uncontended';
 
 const TITLE = 'Decorator overhead: @Locked vs RedlockService.using() vs the core';
 const CORE = 'core Redlock.using()';
@@ -27,25 +28,25 @@ interface Variant {
 /** The same (empty) work behind each face of the library. */
 const work = async (): Promise<number> => 1;
 
+/** Calls of every variant after a warm-up, the variants taking turns in blocks (see `interleavedCycles`). */
 async function measure(
-  variant: Variant,
+  variants: readonly Variant[],
   warmup: number,
   iterations: number,
-): Promise<Record<string, number>> {
-  for (let i = 0; i < warmup; i++) await variant.call();
-  const samples = new Samples(iterations);
-  const cpu0 = process.cpuUsage();
-  for (let i = 0; i < iterations; i++) {
+): Promise<Record<string, Record<string, number>>> {
+  for (const variant of variants) for (let i = 0; i < warmup; i++) await variant.call();
+  const samples = new Map(variants.map((variant) => [variant.name, new Samples(iterations)]));
+  const cpu = await interleavedCycles(variants, iterations, CYCLE_BLOCK, async (variant) => {
     const t0 = now();
     await variant.call();
-    samples.push(now() - t0);
-  }
-  const cpu = process.cpuUsage(cpu0);
-  return {
-    cycleP50: samples.p(50),
-    cycleP99: samples.p(99),
-    cpuPerCall: (cpu.user + cpu.system) / iterations,
-  };
+    samples.get(variant.name)!.push(now() - t0);
+  });
+  return Object.fromEntries(
+    variants.map((variant) => {
+      const own = samples.get(variant.name)!;
+      return [variant.name, { cycleP50: own.p(50), cycleP99: own.p(99), cpuPerCall: cpu.get(variant.name)! }];
+    }),
+  );
 }
 
 /** A Nest application context with RedlockModule and one service whose method is @Locked. */
@@ -117,10 +118,14 @@ export const decorator: Scenario = {
         { name: SERVICE, call: nestApp.service },
         { name: LOCKED, call: nestApp.call },
       ];
-      const rows = await interleavedRounds(variants, scale.rounds, (variant, round) => {
-        log(`  6 decorator · round ${round + 1} · ${variant.name}`);
-        return measure(variant, warmup, iterations);
-      });
+      const rounds: Record<string, Record<string, number>>[] = [];
+      for (let round = 0; round < scale.rounds; round++) {
+        log(`  6 decorator · round ${round + 1}`);
+        rounds.push(await measure(variants, warmup, iterations));
+      }
+      const rows = Object.fromEntries(
+        variants.map((variant) => [variant.name, medianOfRounds(rounds.map((round) => round[variant.name]))]),
+      );
       return {
         id: 'decorator',
         number: 6,
@@ -130,7 +135,8 @@ export const decorator: Scenario = {
         metrics: METRICS,
         rows,
         notes: [
-          `${urls.length} nodes, ${iterations} sequential calls per round after ${warmup} warm-up calls, each ` +
+          `${urls.length} nodes, ${iterations} sequential calls per round after ${warmup} warm-up calls (the ` +
+            `variants take turns every ${CYCLE_BLOCK} calls; median of ${scale.rounds} rounds), each ` +
             'acquiring, running an empty async function and releasing; ratios are to the core. The Nest ' +
             'layer uses the clients RedlockModule.forRoot(urls) creates.',
         ],

@@ -1,6 +1,6 @@
-import { interleavedRounds, withImplementations } from '../rounds';
+import { withImplementations } from '../rounds';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
-import { sequentialCycles } from './uncontended';
+import { CYCLE_BLOCK, sequentialRounds } from './uncontended';
 
 const TITLE = 'Scale: acquire + release p50 by number of nodes';
 
@@ -19,10 +19,15 @@ export const scale: Scenario = {
         impls,
         { urls, waitBudgetMs: profile.contention.waitBudgetMs, ttl: profile.ttl },
         (locks) =>
-          interleavedRounds(locks, profile.rounds, (lock, round) => {
-            log(`  5 scale · ${count} node(s) · round ${round + 1} · ${lock.name}`);
-            return sequentialCycles(lock, () => `s5:${lock.name}:${count}`, profile.ttl, warmup, iterations);
-          }),
+          sequentialRounds(
+            locks,
+            profile.rounds,
+            (lock) => `s5:${lock.name}:${count}`,
+            profile.ttl,
+            warmup,
+            iterations,
+            (round) => log(`  5 scale · ${count} node(s) · round ${round + 1}`),
+          ),
       );
       for (const [name, figures] of Object.entries(byImpl)) {
         rows[name][`p50n${count}`] = figures.cycleP50;
@@ -50,7 +55,8 @@ export const scale: Scenario = {
       rows,
       notes: [
         `Node counts ${nodeCounts.join(', ')}; ${iterations} sequential cycles per round after ${warmup} ` +
-          `warm-up cycles; median of ${profile.rounds} interleaved rounds per node count.`,
+          `warm-up cycles; implementations take turns every ${CYCLE_BLOCK} cycles; median of ` +
+          `${profile.rounds} rounds per node count.`,
       ],
     };
   },

@@ -1,41 +1,76 @@
 import type { BenchLock } from '../adapters';
-import { interleavedRounds, withImplementations } from '../rounds';
-import { Samples } from '../stats';
+import { interleavedCycles, withImplementations } from '../rounds';
+import { Samples, medianOfRounds } from '../stats';
 import { now } from '../timing';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
 
-/** Latencies of `iterations` sequential acquire + release cycles on one resource, after a warm-up. */
+/** Sequential cycles are interleaved between implementations in blocks of this many cycles. */
+export const CYCLE_BLOCK = 50;
+
+/**
+ * Latencies of `iterations` sequential acquire + release cycles per implementation, after a warm-up; the
+ * implementations take turns in blocks of {@link CYCLE_BLOCK} cycles (see `interleavedCycles`).
+ */
 export async function sequentialCycles(
-  lock: BenchLock,
-  resource: (i: number) => string,
+  locks: readonly BenchLock[],
+  resource: (lock: BenchLock, i: number) => string,
   ttl: number,
   warmup: number,
   iterations: number,
-): Promise<Record<string, number>> {
-  for (let i = 0; i < warmup; i++) await lock.release(await lock.acquire(resource(i), ttl));
-  const acquire = new Samples(iterations);
-  const release = new Samples(iterations);
-  const cycle = new Samples(iterations);
-  const cpu0 = process.cpuUsage();
-  for (let i = 0; i < iterations; i++) {
+): Promise<Record<string, Record<string, number>>> {
+  for (const lock of locks) {
+    for (let i = 0; i < warmup; i++) await lock.release(await lock.acquire(resource(lock, i), ttl));
+  }
+  const samples = new Map(
+    locks.map((lock) => [
+      lock.name,
+      { acquire: new Samples(iterations), release: new Samples(iterations), cycle: new Samples(iterations) },
+    ]),
+  );
+  const cpu = await interleavedCycles(locks, iterations, CYCLE_BLOCK, async (lock, i) => {
     const t0 = now();
-    const handle = await lock.acquire(resource(i), ttl);
+    const handle = await lock.acquire(resource(lock, i), ttl);
     const t1 = now();
     await lock.release(handle);
     const t2 = now();
-    acquire.push(t1 - t0);
-    release.push(t2 - t1);
-    cycle.push(t2 - t0);
+    const own = samples.get(lock.name)!;
+    own.acquire.push(t1 - t0);
+    own.release.push(t2 - t1);
+    own.cycle.push(t2 - t0);
+  });
+  const rows: Record<string, Record<string, number>> = {};
+  for (const lock of locks) {
+    const { acquire, release, cycle } = samples.get(lock.name)!;
+    rows[lock.name] = {
+      cpuPerCycle: cpu.get(lock.name)!,
+      cycleP50: cycle.p(50),
+      cycleP99: cycle.p(99),
+      acquireP50: acquire.p(50),
+      acquireP99: acquire.p(99),
+      releaseP50: release.p(50),
+    };
   }
-  const cpu = process.cpuUsage(cpu0);
-  return {
-    cpuPerCycle: (cpu.user + cpu.system) / iterations,
-    cycleP50: cycle.p(50),
-    cycleP99: cycle.p(99),
-    acquireP50: acquire.p(50),
-    acquireP99: acquire.p(99),
-    releaseP50: release.p(50),
-  };
+  return rows;
+}
+
+/** {@link sequentialCycles} in `rounds` rounds; per implementation, the median of each figure over the rounds. */
+export async function sequentialRounds(
+  locks: readonly BenchLock[],
+  rounds: number,
+  resource: (lock: BenchLock, i: number) => string,
+  ttl: number,
+  warmup: number,
+  iterations: number,
+  onRound: (round: number) => void,
+): Promise<Record<string, Record<string, number>>> {
+  const results: Record<string, Record<string, number>>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    onRound(round);
+    results.push(await sequentialCycles(locks, resource, ttl, warmup, iterations));
+  }
+  return Object.fromEntries(
+    locks.map((lock) => [lock.name, medianOfRounds(results.map((result) => result[lock.name]))]),
+  );
 }
 
 export const UNCONTENDED_METRICS: readonly Metric[] = [
@@ -60,10 +95,16 @@ export const uncontended: Scenario = {
       impls,
       { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
       (locks) =>
-        interleavedRounds(locks, scale.rounds, (lock, round) => {
-          log(`  1 uncontended · round ${round + 1} · ${lock.name}`);
-          return sequentialCycles(lock, () => `s1:${lock.name}`, scale.ttl, warmup, iterations);
-        }),
+        sequentialRounds(
+          locks,
+          scale.rounds,
+          (lock) => `s1:${lock.name}`,
+          scale.ttl,
+          warmup,
+          iterations,
+          (round) =>
+            log(`  1 uncontended · round ${round + 1} · ${locks.map((lock) => lock.name).join(', ')}`),
+        ),
     );
     return {
       id: 'uncontended',
@@ -75,7 +116,8 @@ export const uncontended: Scenario = {
       rows,
       notes: [
         `${urls.length} nodes, ${iterations} cycles per round after ${warmup} warm-up cycles, same resource, ` +
-          `ttl ${scale.ttl} ms; median of ${scale.rounds} interleaved rounds.`,
+          `ttl ${scale.ttl} ms; implementations take turns every ${CYCLE_BLOCK} cycles; median of ` +
+          `${scale.rounds} rounds.`,
       ],
     };
   },

@@ -10,10 +10,18 @@ interface Queued {
 }
 
 /**
- * Sends script calls to one node: straight away while nothing else is in flight on the connection (no
- * added latency for sequential use), and coalesced into one pipeline per tick while commands are in flight
- * (fewer writes and packets under concurrency). ioredis' own auto-pipelining defers every command to the
- * next `setImmediate`, which doubles the client CPU and adds latency when calls are sequential.
+ * Below this many commands in flight on the connection, calls go out at once: the few in flight are then
+ * stragglers (answers not needed for a quorum, or a previous caller's), and waiting to batch would only add
+ * latency to sequential use.
+ */
+const BATCH_FROM_IN_FLIGHT = 8;
+
+/**
+ * Sends script calls to one node: straight away while the connection is nearly idle (no added latency for
+ * sequential use), and under load coalesced into one pipeline per event-loop turn (flushed on
+ * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
+ * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
+ * CPU and adds latency when calls are sequential.
  * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed).
  */
 export class CommandBatcher {
@@ -26,11 +34,12 @@ export class CommandBatcher {
   ) {}
 
   call(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    if (!this.batching || (this.inFlight === 0 && this.queue.length === 0))
+    // Once something is queued, later calls queue behind it: a node must run them in the order sent.
+    if (!this.batching || (this.inFlight < BATCH_FROM_IN_FLIGHT && this.queue.length === 0))
       return this.direct(script, keys, args);
     return new Promise((resolve, reject) => {
       this.queue.push({ script, keys, args, resolve, reject });
-      if (this.queue.length === 1) process.nextTick(() => this.flush());
+      if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
 

@@ -176,7 +176,10 @@ export class IoredisLockNode implements LockNode {
   }
 }
 
+const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
+
 function acquireReplyOf(raw: unknown): AcquireReply {
+  if (raw === 1) return ACQUIRED_UNFENCED;
   const reply = raw as [number, number | string];
   const code = reply[0];
   if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };

@@ -32,7 +32,8 @@ function script(name: string, source: string): LuaScript {
  *   largest, so a counter lost with a restart starts again above every token handed out before
  *   (while clocks are sane). Counters expire after an hour without acquisitions.
  *
- * Reply: `{1, token}` acquired (token 0 without fencing), `{0, holderPttl}` busy, `{2, uptimeMs}` refused.
+ * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
+ * fencing, `{0, holderPttl}` busy, `{2, uptimeMs}` refused.
  */
 export const ACQUIRE_SCRIPT = script(
   'acquire',
@@ -58,15 +59,16 @@ end
 for i = 1, n do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
+if ARGV[5] ~= '1' then
+  return 1
+end
 local token = 0
-if ARGV[5] == '1' then
-  local now = redis.call('TIME')
-  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  for i = n + 1, 2 * n do
-    local counter = math.max((tonumber(redis.call('GET', KEYS[i])) or 0) + 1, micros)
-    redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
-    token = math.max(token, counter)
-  end
+local now = redis.call('TIME')
+local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+for i = n + 1, 2 * n do
+  local counter = math.max((tonumber(redis.call('GET', KEYS[i])) or 0) + 1, micros)
+  redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
+  token = math.max(token, counter)
 end
 return {1, string.format('%.0f', token)}
 `,
