@@ -1,0 +1,61 @@
+import { AcquireReply, LockNode, Redlock } from '../../lib/core';
+
+/**
+ * A node that counts releases and can hold back its acquire answer. Pure bookkeeping of the core (which
+ * release it sends when), so no Redis is involved; what Redis does with them is covered by test/core.
+ */
+class ScriptedNode implements LockNode {
+  releases = 0;
+  private heldBack: (() => void) | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly ordered: boolean,
+    private readonly answerLate: boolean,
+  ) {}
+
+  acquire(): Promise<AcquireReply> {
+    const acquired: AcquireReply = { outcome: 'acquired', token: 0 };
+    if (!this.answerLate) return Promise.resolve(acquired);
+    return new Promise((resolve) => (this.heldBack = () => resolve(acquired)));
+  }
+  async fence(): Promise<boolean> {
+    return true;
+  }
+  async extend(): Promise<boolean> {
+    return true;
+  }
+  async release(): Promise<number> {
+    this.releases++;
+    return 1;
+  }
+  /** Delivers the held-back "acquired" answer now. */
+  answer(): void {
+    this.heldBack?.();
+  }
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('an "acquired" answer that arrives after the lock was released', () => {
+  it.each([
+    [true, 1],
+    [false, 2],
+  ])('ordered %s: the late node gets %i release(s)', async (ordered, expected) => {
+    const late = new ScriptedNode('c:1', ordered, true);
+    const nodes = [new ScriptedNode('a:1', ordered, false), new ScriptedNode('b:1', ordered, false), late];
+    const redlock = new Redlock(nodes, { logger: false, restartGuard: false, nodeTimeout: 1_000 });
+
+    const lock = await redlock.acquire('late-answer');
+    await redlock.release(lock);
+    expect(late.releases).toBe(1); // the release fan-out reaches every node
+
+    late.answer();
+    await settle();
+    // Ordered: the release already sent after the acquire undoes it. Unordered: it may have run first, so
+    // the late "acquired" is undone by a release of its own.
+    expect(late.releases).toBe(expected);
+    expect(nodes[0].releases).toBe(1);
+    await redlock.quit();
+  });
+});
