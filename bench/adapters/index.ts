@@ -1,6 +1,11 @@
 import { nestjsRedlock } from './nestjs-redlock.adapter';
 import { nodeRedlock } from './node-redlock.adapter';
-import { rawFloor, rawFloorAutoPipelining, rawFloorScripts } from './raw-floor.adapter';
+import {
+  rawFloor,
+  rawFloorAutoPipelining,
+  rawFloorScripts,
+  rawFloorScriptsAutoPipelining,
+} from './raw-floor.adapter';
 import { redlockUniversal } from './redlock-universal.adapter';
 import { sesamecareRedlock } from './sesamecare-redlock.adapter';
 import type { Implementation } from './types';
@@ -16,6 +21,7 @@ export const IMPLEMENTATIONS: readonly Implementation[] = [
   rawFloor,
   rawFloorScripts,
   rawFloorAutoPipelining,
+  rawFloorScriptsAutoPipelining,
 ];
 
 export const BASELINE = nestjsRedlock.name;

@@ -27,18 +27,21 @@ interface FloorVariant {
  * The physical floor of Redlock over N nodes: `SET key value NX PX ttl` to every node at once, done the
  * moment a majority said OK (or can no longer say it), then `EVALSHA release` to every node at once. No
  * validation, no timers, no retry, no validity check: what any implementation must at least pay.
- * With `scripts`, the same skeleton sends nestjs-redlock's Lua scripts instead ("floor+scripts").
+ * With `scripts`, the same skeleton sends nestjs-redlock's Lua scripts instead ("floor+scripts", with or
+ * without auto-pipelining): the Redis-side cost of its safety, apart from its client code.
  * Owner values are a per-process random prefix plus a counter (unique, and the cheapest unique value).
  */
 function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Implementation {
   return {
     name,
     pkg: autoPipelining ? 'raw ioredis, enableAutoPipelining' : 'raw ioredis',
-    settings: scripts
-      ? "ioredis clients (defaults); nestjs-redlock's acquire script (EVALSHA, restart guard on its run_id fast " +
-        'path) to all nodes in parallel, decided at quorum; its release script to all nodes in parallel; no retry'
-      : `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; SET NX PX to all ` +
-        'nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in parallel; no retry',
+    settings:
+      `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; ` +
+      (scripts
+        ? "nestjs-redlock's acquire script (EVALSHA, restart guard on its run_id fast path) to all nodes in " +
+          'parallel, decided at quorum; its release script to all nodes in parallel; no retry'
+        : 'SET NX PX to all nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in ' +
+          'parallel; no retry'),
     extension: 'none: held by its ttl',
     retries: false,
     async setup({ urls }: SetupOptions): Promise<BenchLock> {
@@ -122,3 +125,7 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
 export const rawFloor = floor('floor', { autoPipelining: false, scripts: false });
 export const rawFloorAutoPipelining = floor('floor+autopipelining', { autoPipelining: true, scripts: false });
 export const rawFloorScripts = floor('floor+scripts', { autoPipelining: false, scripts: true });
+export const rawFloorScriptsAutoPipelining = floor('floor+scripts+autopipelining', {
+  autoPipelining: true,
+  scripts: true,
+});

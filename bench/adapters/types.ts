@@ -22,6 +22,7 @@ export type ImplName =
   | 'redlock-universal'
   | 'floor'
   | 'floor+scripts'
+  | 'floor+scripts+autopipelining'
   | 'floor+autopipelining';
 
 export interface SetupOptions {

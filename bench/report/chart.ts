@@ -12,6 +12,7 @@ const COLORS: Record<string, string> = {
   floor: '#6b6b6b',
   'floor+scripts': '#8f8f8f',
   'floor+autopipelining': '#b5aca4',
+  'floor+scripts+autopipelining': '#d4cdc6',
 };
 const FALLBACK = ['#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
