@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { LuaScript } from './scripts';
 
 interface Queued {
@@ -50,7 +50,7 @@ export class CommandBatcher {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     this.inFlight++;
-    return this.client.evalsha(script.sha, keys.length, ...keys, ...args).then(
+    return evalsha(this.client, script.sha, keys, args).then(
       (value) => {
         this.inFlight--;
         return value;
@@ -82,7 +82,7 @@ export class CommandBatcher {
       return;
     }
     const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of batch) pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+    for (const { script, keys, args } of batch) evalsha(pipeline, script.sha, keys, args);
     this.inFlight += batch.length;
     pipeline.exec().then(
       (results) => {
@@ -101,6 +101,24 @@ export class CommandBatcher {
       },
     );
   }
+}
+
+/** What {@link evalsha} calls: a client (resolves the reply) or a pipeline (queues the command). */
+interface EvalshaTarget {
+  evalsha(...flat: unknown[]): unknown;
+}
+
+/**
+ * EVALSHA with the keys and arguments passed as two arrays: ioredis flattens its arguments one level anyway,
+ * so this skips spreading them into the call (its typings only list flat arguments).
+ */
+function evalsha(
+  target: Redis | ChainableCommander,
+  sha: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  return (target as unknown as EvalshaTarget).evalsha(sha, keys.length, keys, args) as Promise<unknown>;
 }
 
 function isNoScript(error: unknown): boolean {

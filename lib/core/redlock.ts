@@ -75,6 +75,10 @@ export class Redlock implements LockOwner {
   private readonly context: AcquisitionContext;
   private readonly events = new RedlockEvents();
   private readonly waiting: LocalQueues;
+  /** The settings of a call without options (validated once). */
+  private readonly defaultSettings: CallSettings;
+  /** Where each node records the run_id it was last checked under: never a lock or fence key (those have '{' right after the prefix). */
+  private readonly guardKey: string;
 
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or {@link LockNode}s — one per
@@ -103,6 +107,8 @@ export class Redlock implements LockOwner {
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
     };
     this.waiting = new LocalQueues(this.context.clock);
+    this.defaultSettings = resolveCallOptions(undefined, this.options);
+    this.guardKey = `${this.options.keyPrefix}!boot`;
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(
         `${this.nodes.length} nodes: an even count tolerates no more failures than ${this.nodes.length - 1} ` +
@@ -132,7 +138,8 @@ export class Redlock implements LockOwner {
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
     const list = normalizeResources(resources);
-    return (await this.acquireWith(list, resolveCallOptions(options, this.options), true)) as Lock;
+    const settings = options === undefined ? this.defaultSettings : resolveCallOptions(options, this.options);
+    return (await this.acquireWith(list, settings, true)) as Lock;
   }
 
   /**
@@ -288,14 +295,13 @@ export class Redlock implements LockOwner {
     const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
     const owner = newOwnerValue();
     const state: OwnerState = { done: false };
-    const guardKey = `${prefix}!boot`; // never a lock or fence key: those have '{' right after the prefix
     const request = {
       keys,
       fenceKeys,
       owner,
       ttl: settings.ttl,
       guardWindow: settings.guardWindow,
-      guardKey,
+      guardKey: this.guardKey,
     };
     const began = this.context.clock.now();
     const attempt = (wait: number) =>

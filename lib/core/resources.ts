@@ -6,6 +6,7 @@ import { describe } from './options';
  * distinct, non-empty strings.
  */
 export function normalizeResources(resources: unknown): string[] {
+  if (typeof resources === 'string' && resources.length > 0) return [resources]; // the common case
   const list = typeof resources === 'string' ? [resources] : resources;
   if (!Array.isArray(list)) {
     throw new InvalidArgumentError(
