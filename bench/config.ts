@@ -58,7 +58,7 @@ const FULL: ScaleProfile = {
   contention: { workers: 20, holdMs: 1, durationMs: 5_000, waitBudgetMs: 10_000 },
   slowNode: { latencyMs: 50, warmup: 20, iterations: 400, maxBlockMs: 4_000 },
   scale: { nodeCounts: [1, 3, 5, 7, 9], warmup: 50, iterations: 500 },
-  decorator: { warmup: 100, iterations: 1_000 },
+  decorator: { warmup: 100, iterations: 3_000 },
   memory: {
     warmup: 2_000,
     cycles: 100_000,
