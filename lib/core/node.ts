@@ -80,27 +80,31 @@ export class NodeNotConnectedError extends Error {
 export class IoredisLockNode implements LockNode {
   readonly name: string;
   /**
-   * One connection, commands in send order. A release is only sent while the connection is ready, and an
-   * answer can only arrive on the connection that carried its command, so a late acquire answer always
-   * precedes the release that undoes it.
+   * True for clients the library creates. They never replay a command after a reconnect, so an answer can
+   * only arrive on the connection that carried its command, before the answer to the release sent after it
+   * (a release is only sent while the connection is ready). A client passed in may resend an unanswered
+   * acquire after reconnecting, behind a release that could not be sent then, so its late answers are
+   * undone separately.
    */
-  readonly ordered = true;
+  readonly ordered: boolean;
   private channels: ReleaseChannels | undefined;
   private runId = '';
 
   private readonly commands: CommandBatcher;
 
   /**
-   * @param batching coalesce concurrent calls into pipelines (for clients the library creates, which have
-   *   ioredis auto-pipelining off); a client passed in keeps its own settings.
+   * @param owned the library created the client (offline queue and command replay off, ioredis
+   *   auto-pipelining off): concurrent calls are then coalesced into pipelines, and the node is
+   *   {@link ordered}. A client passed in keeps its own settings.
    */
   constructor(
     readonly client: Redis,
     name?: string,
-    batching = false,
+    owned = false,
   ) {
     this.name = name ?? describeClient(client);
-    this.commands = new CommandBatcher(client, batching);
+    this.ordered = owned;
+    this.commands = new CommandBatcher(client, owned);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
     // connection (perhaps to a restarted server) forgets it until it has been read again.
     client.on('ready', () => this.learnRunId());

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { AcquireReply, LockNode, Redlock } from '../../lib/core';
 
 /**
@@ -57,5 +58,15 @@ describe('an "acquired" answer that arrives after the lock was released', () => 
     expect(late.releases).toBe(expected);
     expect(nodes[0].releases).toBe(1);
     await redlock.quit();
+  });
+
+  it('only nodes over clients the library creates count as ordered (a client passed in may replay commands)', async () => {
+    const passedIn = new Redis({ host: '127.0.0.1', port: 2, lazyConnect: true });
+    const redlock = new Redlock([{ host: '127.0.0.1', port: 1, lazyConnect: true }, passedIn], {
+      logger: false,
+    });
+    expect(redlock.nodes.map((node) => node.ordered)).toEqual([true, false]);
+    await redlock.quit();
+    passedIn.disconnect();
   });
 });
