@@ -6,7 +6,7 @@ export const nestjsRedlock: Implementation = {
   name: 'nestjs-redlock',
   pkg: 'nestjs-redlock (lib/core, this repo)',
   settings:
-    'new Redlock(urls): its own clients (enableAutoPipelining, no offline queue); defaults — nodeTimeout 50 ms, ' +
+    'new Redlock(urls): its own clients (its own batching instead of auto-pipelining, no offline queue); defaults — nodeTimeout 50 ms, ' +
     'driftFactor 0.01, restartGuard on (window = max ttl), fencing off, waiters woken by release announcements ' +
     '(pub/sub) else backoff 10 ms ×5 up to 200 ms ±50 % — except wait = 10 s',
   extension: 'using(): auto-extension renews at a third of the ttl',

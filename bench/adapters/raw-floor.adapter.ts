@@ -39,7 +39,8 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
       `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; ` +
       (scripts
         ? "nestjs-redlock's acquire script (EVALSHA, restart guard on its run_id fast path) to all nodes in " +
-          'parallel, decided at quorum; its release script to all nodes in parallel; no retry'
+          'parallel, decided at quorum; its release script (EVAL, as sent by nestjs-redlock) to all nodes in ' +
+          'parallel; no retry'
         : 'SET NX PX to all nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in ' +
           'parallel; no retry'),
     extension: 'none: held by its ttl',
@@ -65,7 +66,12 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
 
       const releaseAll = (key: string, value: string): Promise<unknown> =>
         Promise.all(
-          clients.map((client) => client.evalsha(scripts ? RELEASE_SCRIPT.sha : RELEASE_SHA, 1, key, value)),
+          clients.map((client) =>
+            // Our release script goes in full (EVAL), as nestjs-redlock sends it.
+            scripts
+              ? client.eval(RELEASE_SCRIPT.source, 1, key, value)
+              : client.evalsha(RELEASE_SHA, 1, key, value),
+          ),
         );
       const acquireOn = (index: number, key: string, value: string, ttl: number): Promise<boolean> =>
         scripts

@@ -22,11 +22,14 @@ const BATCH_FROM_IN_FLIGHT = 8;
  * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
  * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
  * CPU and adds latency when calls are sequential.
- * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed).
+ * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed), except
+ * for scripts marked `sendInFull`, which always go as EVAL.
  */
 export class CommandBatcher {
   private inFlight = 0;
   private queue: Queued[] = [];
+  /** Commands re-sent after NOSCRIPT whose answers may not have been handled yet (see {@link reordering}). */
+  private resent = 0;
 
   constructor(
     private readonly client: Redis,
@@ -43,6 +46,14 @@ export class CommandBatcher {
     });
   }
 
+  /**
+   * True while a command re-sent after NOSCRIPT is in flight or its answer is being handled: it ran after
+   * commands that were sent later, so send order no longer says what order the node ran them in.
+   */
+  get reordering(): boolean {
+    return this.resent > 0;
+  }
+
   /** Not an async function: one promise and no extra microtask hops on the hot path. */
   private direct(
     script: LuaScript,
@@ -50,7 +61,7 @@ export class CommandBatcher {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     this.inFlight++;
-    return evalsha(this.client, script.sha, keys, args).then(
+    return send(this.client, script, keys, args).then(
       (value) => {
         this.inFlight--;
         return value;
@@ -70,7 +81,12 @@ export class CommandBatcher {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     this.inFlight++;
-    return this.client.eval(script.source, keys.length, ...keys, ...args).finally(() => this.inFlight--);
+    this.resent++;
+    return this.client.eval(script.source, keys.length, ...keys, ...args).finally(() => {
+      this.inFlight--;
+      // Counted until the callers' handlers of this answer (microtasks) have run.
+      setImmediate(() => this.resent--);
+    });
   }
 
   private flush(): void {
@@ -82,7 +98,7 @@ export class CommandBatcher {
       return;
     }
     const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of batch) evalsha(pipeline, script.sha, keys, args);
+    for (const { script, keys, args } of batch) send(pipeline, script, keys, args);
     this.inFlight += batch.length;
     pipeline.exec().then(
       (results) => {
@@ -91,7 +107,7 @@ export class CommandBatcher {
           const [error, value] = results?.[i] ?? [new Error('no reply in the pipeline'), undefined];
           if (!error) queued.resolve(value);
           else if (isNoScript(error))
-            this.direct(queued.script, queued.keys, queued.args).then(queued.resolve, queued.reject);
+            this.resend(queued.script, queued.keys, queued.args).then(queued.resolve, queued.reject);
           else queued.reject(error);
         });
       },
@@ -103,22 +119,29 @@ export class CommandBatcher {
   }
 }
 
-/** What {@link evalsha} calls: a client (resolves the reply) or a pipeline (queues the command). */
-interface EvalshaTarget {
+/** What {@link send} calls: a client (resolves the reply) or a pipeline (queues the command). */
+interface ScriptTarget {
   evalsha(...flat: unknown[]): unknown;
+  eval(...flat: unknown[]): unknown;
 }
 
 /**
- * EVALSHA with the keys and arguments passed as two arrays: ioredis flattens its arguments one level anyway,
- * so this skips spreading them into the call (its typings only list flat arguments).
+ * EVALSHA (or EVAL for `sendInFull` scripts) with the keys and arguments passed as two arrays: ioredis
+ * flattens its arguments one level anyway, so this skips spreading them into the call (its typings only list
+ * flat arguments).
  */
-function evalsha(
+function send(
   target: Redis | ChainableCommander,
-  sha: string,
+  script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  return (target as unknown as EvalshaTarget).evalsha(sha, keys.length, keys, args) as Promise<unknown>;
+  const commands = target as unknown as ScriptTarget;
+  return (
+    script.sendInFull
+      ? commands.eval(script.source, keys.length, keys, args)
+      : commands.evalsha(script.sha, keys.length, keys, args)
+  ) as Promise<unknown>;
 }
 
 function isNoScript(error: unknown): boolean {

@@ -18,12 +18,13 @@ export const OWNED_CLIENT_SAFETY: Readonly<RedisOptions> = Object.freeze({
   enableOfflineQueue: false,
   autoResendUnfulfilledCommands: false,
   maxRetriesPerRequest: 0,
+  // IoredisLockNode batches by itself and relies on send order; ioredis' auto-pipelining may hold a command
+  // back behind an earlier pipeline while a later batch is written at once.
+  enableAutoPipelining: false,
 });
 
 /** Defaults for the clients the library creates; the caller's options override these. */
 const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
-  // Off: IoredisLockNode batches concurrent calls itself, without ioredis' per-command setImmediate delay.
-  enableAutoPipelining: false,
   connectTimeout: 2_000,
   // How long a closing socket may linger before it is destroyed; ioredis' 2 s keeps processes from exiting.
   disconnectTimeout: 200,

@@ -80,13 +80,16 @@ export class NodeNotConnectedError extends Error {
 export class IoredisLockNode implements LockNode {
   readonly name: string;
   /**
-   * True for clients the library creates. They never replay a command after a reconnect, so an answer can
-   * only arrive on the connection that carried its command, before the answer to the release sent after it
-   * (a release is only sent while the connection is ready). A client passed in may resend an unanswered
-   * acquire after reconnecting, behind a release that could not be sent then, so its late answers are
-   * undone separately.
+   * True for clients the library creates, except while a command re-sent after NOSCRIPT is pending. Such
+   * clients never replay a command after a reconnect, so an answer can only arrive on the connection that
+   * carried its command, before the answer to the release sent after it (a release is only sent while the
+   * connection is ready, and always in full, so it is never re-sent). A client passed in may resend an
+   * unanswered acquire after reconnecting, behind a release that could not be sent then, so its late answers
+   * are undone separately.
    */
-  readonly ordered: boolean;
+  get ordered(): boolean {
+    return this.owned && !this.commands.reordering;
+  }
   private channels: ReleaseChannels | undefined;
   private runId = '';
 
@@ -100,10 +103,9 @@ export class IoredisLockNode implements LockNode {
   constructor(
     readonly client: Redis,
     name?: string,
-    owned = false,
+    private readonly owned = false,
   ) {
     this.name = name ?? describeClient(client);
-    this.ordered = owned;
     this.commands = new CommandBatcher(client, owned);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
     // connection (perhaps to a restarted server) forgets it until it has been read again.

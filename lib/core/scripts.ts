@@ -5,10 +5,16 @@ export interface LuaScript {
   readonly name: string;
   readonly source: string;
   readonly sha: string;
+  /**
+   * Always sent in full (EVAL), never by digest. A call by digest that meets an empty script cache is re-sent
+   * after the NOSCRIPT answer, and commands sent in between run first: a release re-sent that way could run
+   * after the next attempt's acquire under the same owner value and delete the key that acquire just won.
+   */
+  readonly sendInFull: boolean;
 }
 
-function script(name: string, source: string): LuaScript {
-  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+function script(name: string, source: string, sendInFull = false): LuaScript {
+  return { name, source, sha: createHash('sha1').update(source).digest('hex'), sendInFull };
 }
 
 /**
@@ -142,4 +148,5 @@ for i = 1, #KEYS do
 end
 return deleted
 `,
+  true,
 );

@@ -1,6 +1,6 @@
 import { IoredisLockNode, LockLostError, QuorumUnavailableError, Redlock } from '../../lib/core';
 import { RedisNodes, startRedisNodes } from '../support';
-import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
+import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 
 describe('Redlock operations on 5 real nodes', () => {
   let nodes: RedisNodes;
@@ -125,6 +125,44 @@ describe('Redlock operations on 5 real nodes', () => {
         const locks = await Promise.all(Array.from({ length: 50 }, (_, i) => redlock.acquire(`batch:${i}`)));
         const results = await Promise.all(locks.map((lock) => lock.release()));
         expect(results.every((r) => r.votes.every((v) => v.outcome !== 'error'))).toBe(true);
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
+  it('an acquire re-sent after NOSCRIPT, answering after the lock was released, is still undone', async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      for (let i = 0; i < 20; i++) {
+        // Two nodes lost their script cache: their acquires need a second round trip (EVAL after NOSCRIPT),
+        // so the three others decide the quorum and the release is sent before those acquires run.
+        await Promise.all(admins.slice(3).map((admin) => admin.script('FLUSH')));
+        const lock = await redlock.acquire(`resent:${i}`, { wait: 0 });
+        await lock.release();
+        const key = `redlock:{resent:${i}}`;
+        const gone = await eventually(async () => {
+          const values = await Promise.all(admins.map((admin) => admin.exists(key)));
+          return values.every((exists) => exists === 0);
+        }, 3_000);
+        expect({ i, gone }).toEqual({ i, gone: true });
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
+  it('a release is sent in full, so an empty script cache can never delay it behind later commands', async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      const lock = await redlock.acquire('in-full');
+      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      expect((await lock.release()).releasedOn).toBe(5);
+      for (const admin of admins) {
+        const stats = await admin.info('commandstats');
+        expect(stats).toMatch(/cmdstat_eval:calls=1,/);
+        expect(stats).not.toMatch(/cmdstat_evalsha:/); // no NOSCRIPT round trip, no re-send
       }
     } finally {
       for (const admin of admins) admin.disconnect();
