@@ -82,7 +82,7 @@ export class CommandBatcher {
   ): Promise<unknown> {
     this.inFlight++;
     this.resent++;
-    return this.client.eval(script.source, keys.length, ...keys, ...args).finally(() => {
+    return send(this.client, script, keys, args, true).finally(() => {
       this.inFlight--;
       // Counted until the callers' handlers of this answer (microtasks) have run.
       setImmediate(() => this.resent--);
@@ -126,19 +126,20 @@ interface ScriptTarget {
 }
 
 /**
- * EVALSHA (or EVAL for `sendInFull` scripts) with the keys and arguments passed as two arrays: ioredis
- * flattens its arguments one level anyway, so this skips spreading them into the call (its typings only list
- * flat arguments).
+ * EVALSHA, or EVAL with the full source when `inFull` (by default for `sendInFull` scripts), with the keys
+ * and arguments passed as two arrays: ioredis flattens its arguments one level anyway, so this skips
+ * spreading them into the call (its typings only list flat arguments).
  */
 function send(
   target: Redis | ChainableCommander,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
+  inFull = script.sendInFull,
 ): Promise<unknown> {
   const commands = target as unknown as ScriptTarget;
   return (
-    script.sendInFull
+    inFull
       ? commands.eval(script.source, keys.length, keys, args)
       : commands.evalsha(script.sha, keys.length, keys, args)
   ) as Promise<unknown>;

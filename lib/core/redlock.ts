@@ -77,7 +77,10 @@ export class Redlock implements LockOwner {
   private readonly waiting: LocalQueues;
   /** The settings of a call without options (validated once). */
   private readonly defaultSettings: CallSettings;
-  /** Where each node records the run_id it was last checked under: never a lock or fence key (those have '{' right after the prefix). */
+  /**
+   * Where each node records the run_id it was last checked under: never a lock or fence key (those have
+   * '{' right after the prefix).
+   */
   private readonly guardKey: string;
 
   /**
