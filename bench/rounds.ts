@@ -51,7 +51,6 @@ export async function interleavedCycles<S extends { readonly name: string }>(
   cycle: (subject: S, i: number) => Promise<void>,
 ): Promise<Map<string, number>> {
   const cpu = new Map<string, number>(subjects.map((s) => [s.name, 0]));
-  const done = new Map<string, number>(subjects.map((s) => [s.name, 0]));
   const blocks = Math.ceil(iterations / blockSize);
   for (let block = 0; block < blocks; block++) {
     for (let k = 0; k < subjects.length; k++) {
@@ -62,8 +61,24 @@ export async function interleavedCycles<S extends { readonly name: string }>(
       for (let i = first; i < last; i++) await cycle(subject, i);
       const used = process.cpuUsage(cpu0);
       cpu.set(subject.name, cpu.get(subject.name)! + used.user + used.system);
-      done.set(subject.name, done.get(subject.name)! + (last - first));
     }
   }
-  return new Map(subjects.map((s) => [s.name, cpu.get(s.name)! / Math.max(1, done.get(s.name)!)]));
+  // Every subject ran every block, so each ran `iterations` cycles.
+  return new Map(subjects.map((s) => [s.name, cpu.get(s.name)! / Math.max(1, iterations)]));
+}
+
+/**
+ * Runs `measureAll` (which measures every subject at once, e.g. with {@link interleavedCycles}) `rounds`
+ * times and returns per subject the median of each figure over the rounds.
+ */
+export async function medianOverRounds<S extends { readonly name: string }>(
+  subjects: readonly S[],
+  rounds: number,
+  measureAll: (round: number) => Promise<Record<string, Record<string, number>>>,
+): Promise<Record<string, Record<string, number>>> {
+  const results: Record<string, Record<string, number>>[] = [];
+  for (let round = 0; round < rounds; round++) results.push(await measureAll(round));
+  return Object.fromEntries(
+    subjects.map((s) => [s.name, medianOfRounds(results.map((result) => result[s.name]))]),
+  );
 }

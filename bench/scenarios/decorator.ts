@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { Injectable, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redlock } from '../../lib/core';
-import { interleavedCycles } from '../rounds';
-import { Samples, medianOfRounds } from '../stats';
+import { interleavedCycles, medianOverRounds } from '../rounds';
+import { Samples } from '../stats';
 import { now } from '../timing';
 import { NestLayer, loadNestLayer } from './nest-layer';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
@@ -118,14 +118,10 @@ export const decorator: Scenario = {
         { name: SERVICE, call: nestApp.service },
         { name: LOCKED, call: nestApp.call },
       ];
-      const rounds: Record<string, Record<string, number>>[] = [];
-      for (let round = 0; round < scale.rounds; round++) {
+      const rows = await medianOverRounds(variants, scale.rounds, (round) => {
         log(`  6 decorator · round ${round + 1}`);
-        rounds.push(await measure(variants, warmup, iterations));
-      }
-      const rows = Object.fromEntries(
-        variants.map((variant) => [variant.name, medianOfRounds(rounds.map((round) => round[variant.name]))]),
-      );
+        return measure(variants, warmup, iterations);
+      });
       return {
         id: 'decorator',
         number: 6,

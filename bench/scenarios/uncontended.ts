@@ -1,6 +1,6 @@
 import type { BenchLock } from '../adapters';
-import { interleavedCycles, withImplementations } from '../rounds';
-import { Samples, medianOfRounds } from '../stats';
+import { interleavedCycles, medianOverRounds, withImplementations } from '../rounds';
+import { Samples } from '../stats';
 import { now } from '../timing';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
 
@@ -63,14 +63,10 @@ export async function sequentialRounds(
   iterations: number,
   onRound: (round: number) => void,
 ): Promise<Record<string, Record<string, number>>> {
-  const results: Record<string, Record<string, number>>[] = [];
-  for (let round = 0; round < rounds; round++) {
+  return medianOverRounds(locks, rounds, (round) => {
     onRound(round);
-    results.push(await sequentialCycles(locks, resource, ttl, warmup, iterations));
-  }
-  return Object.fromEntries(
-    locks.map((lock) => [lock.name, medianOfRounds(results.map((result) => result[lock.name]))]),
-  );
+    return sequentialCycles(locks, resource, ttl, warmup, iterations);
+  });
 }
 
 export const UNCONTENDED_METRICS: readonly Metric[] = [
