@@ -13,9 +13,9 @@ export { RedlockModule } from './redlock.module';
 /** The injectable service: `acquire`, `tryAcquire`, `extend`, `release`, `using` (reentrant), `current()`. */
 export { RedlockService } from './redlock.service';
 /** `@Locked(template | keyFn, options?)`: runs a method only while holding the lock its arguments name. */
-export { Locked } from './locked.decorator';
+export { Locked } from './locked';
 /** The methods `@Locked` accepts: returning a Promise or an Observable (synchronous ones are refused). */
-export type { LockableMethod } from './locked.decorator';
+export type { LockableMethod } from './locked';
 /** A `@nestjs/terminus` health indicator: up while a quorum of nodes answers; per-node details. */
 export { RedlockHealthIndicator } from './redlock.health';
 /** What `RedlockHealthIndicator.isHealthy()` returns. */
@@ -40,14 +40,14 @@ export type { RedlockOptionsFactory } from './redlock.interfaces';
 // ------------------------------------------------------------------------------------------ lock keys
 
 /** A `@Locked` key: template, array of templates, or a function of the method's arguments. */
-export type { LockKeySource } from './lock-key';
+export type { LockKeySource } from './locked';
 /** A lock key template is malformed (at start-up) or cannot be rendered from a call's arguments. */
-export { InvalidLockKeyError } from './lock-key';
+export { InvalidLockKeyError } from './locked';
 
 // ------------------------------------------------------------------------------------------ core
 
 /** The algorithm on its own, usable without Nest: `new Redlock(nodes, options)`. */
-export { Redlock } from './core';
+export { Redlock } from './redis';
 /** A lock held on a quorum of nodes: resources, validity (`remainingTime`), `extend()`, `release()`. */
 export { Lock } from './core';
 /** The frozen defaults of the core options (`ttl`, `wait`, `nodeTimeout`, `driftFactor`, ...). */
@@ -56,6 +56,8 @@ export { DEFAULT_OPTIONS } from './core';
 export { RedlockError } from './core';
 /** A call was given an argument or option it cannot use; thrown before any Redis traffic. */
 export { InvalidArgumentError } from './core';
+/** An options object has a key the library does not know (usually a misspelling). */
+export { UnknownOptionError } from './core';
 /** The resources are held by another owner and did not become free within the wait budget. */
 export { LockBusyError } from './core';
 /** Too few nodes agreed for reasons other than contention; nothing was left locked. */
@@ -65,7 +67,7 @@ export { LockLostError } from './core';
 /** The caller's `signal` aborted an acquisition; the keys written so far are removed. */
 export { AcquireAbortedError } from './core';
 /** How to reach one node: connection string, ioredis options, ioredis client, or a `LockNode`. */
-export type { NodeSpec } from './core';
+export type { NodeSpec } from './redis';
 /** Options of a `Redlock` instance (and the module's core options). */
 export type { RedlockOptions } from './core';
 /** Per-call options of `acquire` and `tryAcquire` (and the base of `using`'s). */

@@ -4,6 +4,9 @@ export const LOGGER_CONTEXT = 'Redlock';
 /** Injection token of the module options (what `forRoot` / the `forRootAsync` factory produced). */
 export const REDLOCK_MODULE_OPTIONS = 'REDLOCK_MODULE_OPTIONS';
 
+/** Injection token of the validated options and the core instance built from them (one per application). */
+export const REDLOCK_RESOLVED_OPTIONS = 'REDLOCK_RESOLVED_OPTIONS';
+
 /**
  * Defaults of the options the Nest layer adds to the core's (whose defaults are `DEFAULT_OPTIONS`).
  * - `connectTimeout`: how long application start-up waits for the nodes to connect, in ms. Unreachable
@@ -25,9 +28,3 @@ export const MODULE_ONLY_OPTION_KEYS: readonly string[] = Object.freeze([
   'connectTimeout',
   'shutdownTimeout',
 ]);
-
-/** @internal The method of `RedlockService` that `@Locked` calls; a symbol keeps it out of the public API. */
-export const RUN_LOCKED = Symbol('RedlockService.runLocked');
-
-/** @internal What that method resolves when `onBusy: 'skip'` skipped the work. */
-export const SKIPPED = Symbol('skipped');

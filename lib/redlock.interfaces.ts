@@ -1,5 +1,6 @@
 import type { ConfigurableModuleAsyncOptions, LoggerService } from '@nestjs/common';
-import type { NodeSpec, RedlockOptions, UsingOptions } from './core';
+import type { RedlockOptions, UsingOptions } from './core';
+import type { NodeSpec } from './redis';
 
 /**
  * Options of `RedlockModule`: the nodes, every core option (`ttl`, `wait`, `nodeTimeout`, `keyPrefix`, ...,

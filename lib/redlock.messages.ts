@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { formatResources } from './core/errors';
+import { formatResources } from './core';
 
 /** `"a"` or `["a","b"]`. */
 const resourcesOf = (resources: readonly string[]): string => formatResources(resources);
@@ -35,13 +35,13 @@ export function badOnBusy(value: unknown): string {
 }
 
 /** The description of the injected property: Nest prints it when RedlockModule is missing. */
-export function serviceProperty(where: string): string {
-  return `RedlockService for @Locked ${where} (import RedlockModule.forRoot() or forRootAsync() in the root module)`;
+export function sectionsProperty(where: string): string {
+  return `LockedSections for @Locked ${where} (import RedlockModule.forRoot() or forRootAsync() in the root module)`;
 }
 
 export function notManaged(where: string): string {
   return (
-    `${where} is decorated with @Locked, but this instance has no RedlockService: it was not created by ` +
+    `${where} is decorated with @Locked, but this instance has no LockedSections: it was not created by ` +
     `Nest's injector (e.g. with \`new\`, or by a useValue/useFactory provider), so nothing was injected. ` +
     `Let Nest create it (a class provider, then constructor injection, app.get() or moduleRef.resolve()), ` +
     `and import RedlockModule in the application.`

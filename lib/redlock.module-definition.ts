@@ -1,15 +1,22 @@
 import { ConfigurableModuleBuilder, Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { LockBusyFilter } from './lock-busy.filter';
-import { DEFAULT_MODULE_OPTIONS, REDLOCK_MODULE_OPTIONS } from './redlock.constants';
+import { LockedSections } from './locked';
+import {
+  DEFAULT_MODULE_OPTIONS,
+  REDLOCK_MODULE_OPTIONS,
+  REDLOCK_RESOLVED_OPTIONS,
+} from './redlock.constants';
 import type { RedlockModuleExtras, RedlockModuleOptions } from './redlock.interfaces';
 import { RedlockHealthIndicator } from './redlock.health';
+import { resolveModuleOptions } from './redlock.module-options';
 import { RedlockService } from './redlock.service';
 
 /**
  * The builder writes the options providers of `forRoot` / `forRootAsync` (`useFactory`, `useClass`,
  * `useExisting`); the extras (`busyFilter`) are read here, when the module is assembled, and never reach
- * the options. The module is global and exports `RedlockService` and `RedlockHealthIndicator`.
+ * the options. The module is global and exports `RedlockService`, `RedlockHealthIndicator` and
+ * `LockedSections` (what `@Locked` methods reach by property injection).
  */
 export const { ConfigurableModuleClass: RedlockConfigurableModule } =
   new ConfigurableModuleBuilder<RedlockModuleOptions>({ optionsInjectionToken: REDLOCK_MODULE_OPTIONS })
@@ -21,13 +28,18 @@ export const { ConfigurableModuleClass: RedlockConfigurableModule } =
         ...definition,
         global: true,
         providers: [...(definition.providers ?? []), ...redlockProviders(extras)],
-        exports: [RedlockService, RedlockHealthIndicator],
+        exports: [RedlockService, RedlockHealthIndicator, LockedSections],
       }),
     )
     .build();
 
 function redlockProviders(extras: RedlockModuleExtras): Provider[] {
-  const providers: Provider[] = [RedlockService, RedlockHealthIndicator];
+  const providers: Provider[] = [
+    { provide: REDLOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [REDLOCK_MODULE_OPTIONS] },
+    LockedSections,
+    RedlockService,
+    RedlockHealthIndicator,
+  ];
   if (extras.busyFilter !== false) providers.push({ provide: APP_FILTER, useClass: LockBusyFilter });
   return providers;
 }

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import type { NodeSpec } from './core';
+import type { NodeSpec } from './redis';
 import { RedlockConfigurableModule } from './redlock.module-definition';
 import type { RedlockModuleAsyncOptions, RedlockRootOptions } from './redlock.interfaces';
 

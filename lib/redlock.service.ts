@@ -1,32 +1,27 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import {
   AcquireOptions,
-  InvalidArgumentError,
   Lock,
-  LockBusyError,
-  Redlock,
-  RedlockError,
   RedlockEventMap,
   RedlockEventName,
   RedlockStats,
   ReleaseResult,
   UsingOptions,
+  normalizeResources,
+  usingArguments,
 } from './core';
 import type { HealthReport } from './core';
-import { usingArguments } from './core/options';
-import { normalizeResources } from './core/resources';
-import { HeldLocks } from './held-locks';
-import { currentLock, heldInChain, runHolding } from './lock-context';
-import { REDLOCK_MODULE_OPTIONS, RUN_LOCKED, SKIPPED } from './redlock.constants';
-import type { RedlockModuleOptions } from './redlock.interfaces';
+import { LockedSections } from './locked';
+import type { Redlock } from './redis';
+import { REDLOCK_RESOLVED_OPTIONS } from './redlock.constants';
 import * as messages from './redlock.messages';
-import { LogSink, resolveModuleOptions } from './redlock.options';
+import type { LogSink, ResolvedModuleOptions } from './redlock.module-options';
 
 /**
  * Distributed locks for the application: the injectable face of the core `Redlock`, configured by
- * `RedlockModule`. Thin: the algorithm lives in the core. What it adds: the lock context of the current
- * call chain (reentrancy, {@link RedlockService.current}), connecting at start-up, and releasing the locks
- * still held at shutdown before closing the connections it created.
+ * `RedlockModule`. Thin: the algorithm lives in the core, locked sections (reentrancy, held locks,
+ * shutdown refusal) in `LockedSections`. What it adds: connecting at start-up, and at shutdown letting the
+ * sections finish before closing the connections the module created.
  */
 @Injectable()
 export class RedlockService implements OnModuleInit, OnApplicationShutdown {
@@ -34,11 +29,12 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   private readonly log: LogSink | undefined;
   private readonly connectTimeout: number;
   private readonly shutdownTimeout: number;
-  private readonly held = new HeldLocks();
-  private closed = false;
+  private closing: Promise<void> | undefined;
 
-  constructor(@Inject(REDLOCK_MODULE_OPTIONS) options: RedlockModuleOptions) {
-    const resolved = resolveModuleOptions(options);
+  constructor(
+    @Inject(REDLOCK_RESOLVED_OPTIONS) resolved: ResolvedModuleOptions,
+    private readonly sections: LockedSections,
+  ) {
     this.redlock = resolved.redlock;
     this.log = resolved.log;
     this.connectTimeout = resolved.connectTimeout;
@@ -52,7 +48,9 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * {@link RedlockService.using} for that. Release the lock with {@link RedlockService.release}.
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
-    return this.acquireTracked(this.refuseHeldInChain(resources), options);
+    const list = this.sections.refuseHeldInChain(resources);
+    this.sections.refuseWhenClosed(list);
+    return this.sections.track(await this.redlock.acquire(list, options));
   }
 
   /**
@@ -60,10 +58,10 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * `QuorumUnavailableError` when too few nodes answered. Not reentrant, like {@link RedlockService.acquire}.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const list = this.refuseHeldInChain(resources);
-    this.refuseWhenClosed(list);
+    const list = this.sections.refuseHeldInChain(resources);
+    this.sections.refuseWhenClosed(list);
     const lock = await this.redlock.tryAcquire(list, options);
-    return lock && this.track(lock);
+    return lock && this.sections.track(lock);
   }
 
   /** Extends a lock to `ttl` ms (default: its original ttl) from now. See the core `Redlock.extend`. */
@@ -73,7 +71,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
 
   /** Releases a lock on every node. Never throws for Redis-side reasons; releasing twice is harmless. */
   release(lock: Lock): Promise<ReleaseResult> {
-    this.held.delete(lock);
+    this.sections.untrack(lock);
     return this.redlock.release(lock);
   }
 
@@ -95,16 +93,17 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    return this[RUN_LOCKED](resources, options, 'throw', 'using()', fn) as Promise<T>;
+    const outcome = await this.sections.run(normalizeResources(resources), options, 'throw', 'using()', fn);
+    return (outcome as { value: T }).value;
   }
 
   /**
    * The innermost lock held by the current async call chain through `@Locked` or `using()` of this
-   * service, or `undefined` outside any locked section. A lock whose validity ran out is still returned
-   * until it is released (check `isExpired`).
+   * application, or `undefined` outside any locked section. A lock whose validity ran out is still
+   * returned until it is released (check `isExpired`).
    */
   current(): Lock | undefined {
-    return currentLock(this);
+    return this.sections.current();
   }
 
   /**
@@ -142,88 +141,13 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Releases the locks still held (within `shutdownTimeout`), then closes the connections the module
-   * created. Runs after the HTTP server stopped and the schedulers were torn down (`onApplicationShutdown`
-   * comes last), so only work that outlived them loses its lock early. Later lock requests are refused.
+   * Closes the locked sections (within `shutdownTimeout`), then the connections the module created. Runs
+   * after the HTTP server stopped and the schedulers were torn down (`onApplicationShutdown` comes last).
+   * Later lock requests are refused.
    */
-  async onApplicationShutdown(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const locks = this.held.drain();
-    if (locks.length > 0) {
-      this.log?.debug(messages.shutdownReleasing(locks.length));
-      const releases = Promise.allSettled(locks.map((lock) => this.redlock.release(lock)));
-      if (!(await settlesWithin(releases, this.shutdownTimeout))) {
-        this.log?.warn(messages.shutdownTimedOut(this.shutdownTimeout));
-      }
-    }
-    await this.redlock.quit();
-  }
-
-  /**
-   * @internal What `@Locked` and `using()` run on. Resources the chain already holds are reused; the others
-   * are locked through the core's `using()` (so renewal and loss handling are the core's), with `work`
-   * running in the lock context. With `onBusy: 'skip'`, a lock busy before `work` started resolves
-   * {@link SKIPPED} (logged at debug level, naming `where`) instead of rejecting with `LockBusyError`.
-   */
-  async [RUN_LOCKED]<T>(
-    resources: string | readonly string[],
-    options: UsingOptions | undefined,
-    onBusy: 'throw' | 'skip',
-    where: string,
-    work: (lock: Lock) => Promise<T>,
-  ): Promise<T | typeof SKIPPED> {
-    const list = normalizeResources(resources);
-    const { missing, holder } = heldInChain(this, list);
-    if (missing.length === 0) return runHolding(this, holder!, () => work(holder!));
-    this.refuseWhenClosed(missing);
-    let started = false;
-    try {
-      return await this.redlock.using(missing, options ?? {}, async (lock) => {
-        started = true;
-        this.refuseWhenClosed(missing); // acquired while shutdown released the others: let go at once
-        this.held.add(lock);
-        try {
-          return await runHolding(this, lock, () => work(lock));
-        } finally {
-          this.held.delete(lock);
-        }
-      });
-    } catch (error) {
-      if (!started && onBusy === 'skip' && error instanceof LockBusyError) {
-        this.log?.debug(messages.skipped(where, missing));
-        return SKIPPED;
-      }
-      throw error;
-    }
-  }
-
-  private async acquireTracked(resources: readonly string[], options: AcquireOptions | undefined) {
-    this.refuseWhenClosed(resources);
-    return this.track(await this.redlock.acquire(resources, options));
-  }
-
-  /** Tracks a new lock for shutdown; one that arrives after shutdown began is released at once. */
-  private async track(lock: Lock): Promise<Lock> {
-    if (this.closed) {
-      await this.redlock.release(lock);
-      this.refuseWhenClosed(lock.resources);
-    }
-    this.held.add(lock);
-    return lock;
-  }
-
-  private refuseHeldInChain(resources: string | readonly string[]): string[] {
-    const list = normalizeResources(resources);
-    const { missing } = heldInChain(this, list);
-    if (missing.length < list.length) {
-      throw new InvalidArgumentError(messages.alreadyHeld(list.filter((r) => !missing.includes(r))));
-    }
-    return list;
-  }
-
-  private refuseWhenClosed(resources: readonly string[]): void {
-    if (this.closed) throw new RedlockError(messages.shuttingDown(resources), resources);
+  onApplicationShutdown(): Promise<void> {
+    this.closing ??= this.sections.close(this.shutdownTimeout).then(() => this.redlock.quit());
+    return this.closing;
   }
 }
 
@@ -246,17 +170,4 @@ function nodeErrorWarner(log: LogSink): (event: RedlockEventMap['node-error']) =
     log.warn(messages.nodeError(node, operation, error, entry?.suppressed ?? 0));
     lastWarned.set(node, { at: now, suppressed: 0 });
   };
-}
-
-/** Whether `promise` settled within `ms`; the timer never outlives the call. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,4 +1,4 @@
-import { Lock, Redlock } from '../../lib/core';
+import { Lock, Redlock } from '../../lib';
 import type { BenchLock, Implementation, SetupOptions } from './types';
 
 /** This library's core, with the clients it creates itself (auto-pipelining on, offline queue off). */

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Injectable, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Redlock } from '../../lib/core';
+import { Redlock } from '../../lib';
 import { interleavedCycles, medianOverRounds } from '../rounds';
 import { Samples } from '../stats';
 import { now } from '../timing';

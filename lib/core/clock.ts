@@ -39,9 +39,14 @@ export const systemClock: Clock = {
   },
 };
 
-/** Resolves after `ms` on `clock`. */
-export function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    clock.setTimeout(resolve, ms);
+/**
+ * Settles like `promise`, or rejects with `onTimeout()` when it has not settled within `ms` (real time). The
+ * timer never outlives the call. For I/O outside the algorithm (connecting, subscribing, closing).
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
   });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }

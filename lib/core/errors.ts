@@ -1,3 +1,5 @@
+import * as messages from './messages';
+
 /**
  * What one node answered in one attempt. Every failure carries these, so a message can say which node
  * did what instead of an opaque "unable to achieve a quorum".
@@ -46,19 +48,31 @@ export class InvalidArgumentError extends RedlockError {
   }
 }
 
+/**
+ * An options object has a key the library does not know (usually a misspelling); the default would
+ * otherwise be used silently instead.
+ */
+export class UnknownOptionError extends InvalidArgumentError {
+  /** The key that was not recognised. */
+  readonly option: string;
+  /** The keys that are accepted where it was given. */
+  readonly known: readonly string[];
+
+  constructor(what: string, option: string, known: Iterable<string>) {
+    const list = [...known];
+    super(messages.unknownOption(what, option, list));
+    this.option = option;
+    this.known = list;
+  }
+}
+
 /** The resources are held by another owner and did not become free within the wait budget. */
 export class LockBusyError extends RedlockError {
   /** How many attempts were made before giving up. */
   readonly attempts: number;
 
   constructor(resources: readonly string[], votes: readonly NodeVote[], attempts: number, waitedMs: number) {
-    super(
-      `Lock ${formatResources(resources)} is held by another owner ` +
-        `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms). ` +
-        `Nodes: ${formatVotes(votes)}. Wait longer (option \`wait\`) or treat the work as already being done elsewhere.`,
-      resources,
-      votes,
-    );
+    super(messages.busy(resources, votes, attempts, waitedMs), resources, votes);
     this.attempts = attempts;
   }
 }
@@ -80,10 +94,12 @@ export class QuorumUnavailableError extends RedlockError {
   ) {
     const yes = votes.filter((v) => v.outcome === 'acquired' || v.outcome === 'extended').length;
     super(
-      `Could not lock ${formatResources(resources)}: ` +
-        (detail ?? `a quorum of ${quorum} of ${votes.length} nodes is needed, ${yes} agreed`) +
-        ` (after ${attempts} attempt${attempts === 1 ? '' : 's'}). Nodes: ${formatVotes(votes)}. ` +
-        hintsFor(votes),
+      messages.unavailable(
+        resources,
+        votes,
+        attempts,
+        detail ?? messages.noQuorum(quorum, votes.length, yes),
+      ),
       resources,
       votes,
     );
@@ -97,52 +113,14 @@ export class QuorumUnavailableError extends RedlockError {
  */
 export class LockLostError extends RedlockError {
   constructor(resources: readonly string[], reason: string, votes: readonly NodeVote[] = []) {
-    super(`Lock ${formatResources(resources)} was lost: ${reason}`, resources, votes);
+    super(messages.lost(resources, reason), resources, votes);
   }
-}
-
-/** What to do about the node errors seen, one sentence per kind of error. */
-function hintsFor(votes: readonly NodeVote[]): string {
-  const hints = new Set<string>();
-  for (const vote of votes) {
-    const message = vote.error?.message ?? '';
-    if (message.startsWith('WRONGTYPE')) {
-      hints.add(
-        'A lock key holds data of another type: other code uses the same keys; set a distinct keyPrefix.',
-      );
-    } else if (message.startsWith('READONLY')) {
-      hints.add('A node is a read-only replica: list primaries only, each an independent server.');
-    } else if (message.startsWith('OOM')) {
-      hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
-    }
-  }
-  hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
-  return [...hints].join(' ');
 }
 
 /** The caller's `signal` aborted `acquire()`; any keys written so far are being removed. */
 export class AcquireAbortedError extends RedlockError {
   constructor(resources: readonly string[], reason: unknown) {
-    super(`Acquiring ${formatResources(resources)} was aborted by the caller's signal.`, resources);
+    super(messages.aborted(resources), resources);
     this.cause = reason;
   }
-}
-
-/** `"a"` or `["a", "b"]`, for messages. */
-export function formatResources(resources: readonly string[]): string {
-  return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);
-}
-
-/** `127.0.0.1:6379 acquired; 127.0.0.1:6380 timeout; 127.0.0.1:6381 error (ECONNREFUSED ...)`. */
-export function formatVotes(votes: readonly NodeVote[]): string {
-  if (votes.length === 0) return 'none answered';
-  return votes
-    .map((v) => {
-      let text = `${v.node} ${v.outcome}`;
-      if (v.error) text += ` (${v.error.message})`;
-      if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
-      if (v.restartedAgo !== undefined) text += ` (node restarted ${v.restartedAgo} ms ago)`;
-      return text;
-    })
-    .join('; ');
 }

@@ -1,6 +1,6 @@
 import type { Clock } from './clock';
-import type { LockNode } from './node';
-import { fanOut } from './quorum';
+import { fanOut } from './fan-out';
+import type { LockNode } from './lock-node';
 
 /** One node's health, as {@link probeNodes} saw it. */
 export interface NodeHealth {

@@ -1,23 +1,41 @@
+/**
+ * The algorithm, on its own: imports neither `@nestjs/*` nor `ioredis` (test/architecture.spec.ts checks).
+ * It reaches nodes only through the `LockNode` port and time only through `Clock`.
+ */
 export { Redlock } from './redlock';
 export type { RedlockInternals, RedlockStats } from './redlock';
 export type { ReleaseResult } from './lock';
 export { Lock } from './lock';
-export type { LockNode, AcquireReply, AcquireRequest } from './node';
-export { IoredisLockNode } from './node';
-export type { NodeSpec } from './node-specs';
+export type { LockNode, AcquireReply, AcquireRequest, ReadyState, ReleaseListener } from './lock-node';
 export type { Clock, Timer } from './clock';
-export { systemClock } from './clock';
-export type { RedlockOptions, AcquireOptions, UsingOptions, RedlockLogger, CallSettings } from './options';
-export { DEFAULT_OPTIONS } from './options';
-export type { ReadyState } from './readiness';
+export { systemClock, withTimeout } from './clock';
+export type {
+  RedlockOptions,
+  AcquireOptions,
+  UsingOptions,
+  RedlockLogger,
+  CallSettings,
+  ResolvedOptions,
+} from './options';
+export {
+  ACQUIRE_OPTION_KEYS,
+  DEFAULT_OPTIONS,
+  USING_OPTION_KEYS,
+  resolveCallOptions,
+  resolveOptions,
+  usingArguments,
+} from './options';
+export { normalizeResources } from './resources';
 export {
   RedlockError,
   InvalidArgumentError,
+  UnknownOptionError,
   LockBusyError,
   QuorumUnavailableError,
   LockLostError,
   AcquireAbortedError,
 } from './errors';
 export type { NodeVote } from './errors';
+export { describe, formatResources } from './messages';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';

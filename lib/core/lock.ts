@@ -3,11 +3,12 @@ import type { Clock } from './clock';
 import type { NodeVote } from './errors';
 
 /**
- * Shared between an acquisition and the lock it produced: whether keys written under this owner value are
- * still wanted. Once `done`, any straggling "acquired" answer is undone on its node.
+ * Whether keys written under one owner value are still wanted: set by the acquisition when it gives up and
+ * by the lock when it is released; read when a straggling "acquired" answer arrives, which is then undone on
+ * its node (docs/DESIGN.md §3).
  */
-export interface OwnerState {
-  done: boolean;
+export interface OwnerClaim {
+  abandoned: boolean;
 }
 
 /** What `release()` did on each node. Releasing never throws for Redis-side reasons. */
@@ -24,7 +25,7 @@ export interface LockOwner {
   release(lock: Lock): Promise<ReleaseResult>;
 }
 
-/** What a lock was acquired with, as the {@link Lock} constructor takes it. */
+/** @internal What a lock was acquired with, as the {@link Lock} constructor takes it. */
 export interface LockGrant {
   readonly resources: readonly string[];
   readonly keys: readonly string[];
@@ -64,13 +65,17 @@ export class Lock {
   private lostReason: Error | undefined;
   private controller: AbortController | undefined;
 
+  /** @internal Whether keys under this owner value are still wanted. */
+  readonly claim: OwnerClaim;
+  /** @internal The instance that acquired it. */
+  readonly issuer: LockOwner;
+  private readonly clock: Clock;
+
   /** @internal Locks are created by `Redlock`, never by users. */
-  constructor(
-    grant: LockGrant,
-    /** @internal */ readonly state: OwnerState,
-    /** @internal The instance that acquired it. */ readonly issuer: LockOwner,
-    private readonly clock: Clock,
-  ) {
+  constructor(grant: LockGrant, claim: OwnerClaim, issuer: LockOwner, clock: Clock) {
+    this.claim = claim;
+    this.issuer = issuer;
+    this.clock = clock;
     this.resources = grant.resources;
     this.keys = grant.keys;
     this.fenceKeys = grant.fenceKeys;
@@ -151,7 +156,7 @@ export class Lock {
   markReleased(): boolean {
     if (this.released) return false;
     this.released = true;
-    this.state.done = true;
+    this.claim.abandoned = true;
     return true;
   }
 }

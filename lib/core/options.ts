@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, UnknownOptionError } from './errors';
+import { describe } from './messages';
 
 /** Receives the core's few log lines. Pass `false` as `logger` to silence them. */
 export interface RedlockLogger {
@@ -236,7 +237,8 @@ function validateNonNegativeInteger(value: unknown, name: string): void {
 }
 
 const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
-const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'wait', 'fencing', 'signal']);
+/** The option names `acquire()` and `tryAcquire()` accept. */
+export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'wait', 'fencing', 'signal']);
 /** The option names `using()` accepts. */
 export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
   ...ACQUIRE_OPTION_KEYS,
@@ -247,9 +249,7 @@ export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
 /** A misspelt option would otherwise be ignored silently and the default used instead. */
 export function rejectUnknownKeys(object: object, known: ReadonlySet<string>, what: string): void {
   for (const key of Object.keys(object)) {
-    if (!known.has(key)) {
-      throw new InvalidArgumentError(`Unknown ${what} "${key}". Known ones: ${[...known].join(', ')}.`);
-    }
+    if (!known.has(key)) throw new UnknownOptionError(what, key, known);
   }
 }
 
@@ -259,16 +259,6 @@ function withoutUndefined<T extends object>(object: T): Partial<T> {
     if (value !== undefined && key !== 'logger') (copy as Record<string, unknown>)[key] = value;
   }
   return copy;
-}
-
-/** A short description of a bad value for messages: `"abc" (string)`, `-1`, `undefined`. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) {
-    return String(value);
-  }
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** Splits `using(resources, options?, fn)`'s overloaded arguments; refuses a missing function. */

@@ -1,41 +1,31 @@
-import type Redis from 'ioredis';
-import { AcquisitionContext, acquireWithRetries } from './acquisition';
-import { failureOf } from './attempt';
-import { keepAlive } from './auto-extend';
-import { extendOnQuorum } from './extension';
-import { HealthReport, probeNodes } from './health';
-import { LocalQueues } from './local-queue';
+import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
-import {
-  InvalidArgumentError,
-  LockBusyError,
-  LockLostError,
-  QuorumUnavailableError,
-  formatResources,
-} from './errors';
+import { InvalidArgumentError, LockLostError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
-import { Lock, LockOwner, OwnerState, ReleaseResult, newOwnerValue } from './lock';
-import { IoredisLockNode, LockNode } from './node';
-import { NodeSpec, resolveNodes } from './node-specs';
+import { extendOnQuorum } from './extend';
+import { quorumOf } from './fan-out';
+import { HealthReport, probeNodes } from './health';
+import { keepAlive } from './keep-alive';
+import { LocalQueues } from './local-queue';
+import { Lock, LockOwner, OwnerClaim, ReleaseResult, newOwnerValue } from './lock';
+import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
+import * as messages from './messages';
 import {
+  ACQUIRE_OPTION_KEYS,
   AcquireOptions,
   CallSettings,
   RedlockOptions,
   ResolvedOptions,
   USING_OPTION_KEYS,
   UsingOptions,
-  describe,
   guardWindowOf,
   resolveCallOptions,
   resolveOptions,
   usingArguments,
   validateTtl,
 } from './options';
-import { fanOut, quorumOf } from './quorum';
-import { ReadyState, waitUntilReady } from './readiness';
+import { releaseOnAll } from './release';
 import { fenceKey, lockKey, normalizeResources } from './resources';
-import { quitClient } from './shutdown';
-import { votesOf } from './votes';
 
 /** Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
@@ -59,8 +49,10 @@ export interface RedlockStats {
 }
 
 /**
- * The Redlock algorithm over N independent Redis nodes (DESIGN §3): acquire on a majority within the ttl,
- * hand out only locks with validity left, release everywhere, never touch another owner's keys.
+ * The Redlock algorithm over N independent nodes (docs/DESIGN.md): acquire on a majority within the ttl,
+ * hand out only locks with validity left, release everywhere, never touch another owner's keys. This class
+ * takes {@link LockNode}s; the `Redlock` of the package's entry point also takes Redis connection strings,
+ * options and clients.
  */
 export class Redlock implements LockOwner {
   /** The nodes, in the order given. */
@@ -71,52 +63,48 @@ export class Redlock implements LockOwner {
   readonly options: ResolvedOptions;
   /** Counters: how waiters woke, how many locks were lost. */
   readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
-  private readonly owned: Redis[];
-  private readonly context: AcquisitionContext;
+  private readonly plan: AcquirePlan;
   private readonly events = new RedlockEvents();
   private readonly waiting: LocalQueues;
   /** The settings of a call without options (validated once). */
   private readonly defaultSettings: CallSettings;
-  /**
-   * Where each node records the run_id it was last checked under: never a lock or fence key (those have
-   * '{' right after the prefix).
-   */
+  /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
   private readonly guardKey: string;
 
   /**
-   * @param nodes connection strings, ioredis options, ioredis clients or {@link LockNode}s — one per
-   *   independent Redis server. Clients created here from strings or options are closed by {@link quit}.
+   * @param nodes one {@link LockNode} per independent server.
    * @param options defaults for every call; see {@link RedlockOptions}.
    */
-  constructor(nodes: readonly NodeSpec[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
+  constructor(nodes: readonly LockNode[], options?: RedlockOptions);
+  /** @internal With test and simulation hooks. */
+  constructor(nodes: readonly LockNode[], options: RedlockOptions | undefined, internals: RedlockInternals);
+  constructor(nodes: readonly LockNode[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
     this.options = resolveOptions(options);
-    const resolved = resolveNodes(nodes);
-    this.nodes = resolved.nodes;
-    this.owned = resolved.owned;
+    if (!Array.isArray(nodes) || nodes.length === 0) {
+      throw new InvalidArgumentError(
+        `nodes must be a non-empty array of LockNodes, got ${messages.describe(nodes)}.`,
+      );
+    }
+    this.nodes = Object.freeze([...nodes]);
     this.quorum = quorumOf(this.nodes.length);
-    const driftFactor = this.options.driftFactor;
-    this.context = {
+    const clock = internals.clock ?? systemClock;
+    this.plan = Object.freeze({
       nodes: this.nodes,
       quorum: this.quorum,
-      clock: internals.clock ?? systemClock,
-      random: internals.random ?? Math.random,
+      clock,
       nodeTimeout: this.options.nodeTimeout,
+      driftFactor: this.options.driftFactor,
+      events: this.events,
       retryDelay: this.options.retryDelay,
       maxRetryDelay: this.options.maxRetryDelay,
-      drift: (ttl) => Math.round(ttl * driftFactor) + 2,
-      releaseEverywhere: (keys, owner) => this.releaseKeys(keys, owner),
-      stats: this.stats,
-      nodeError: (index, operation, error) => this.nodeError(index, operation, error),
+      random: internals.random ?? Math.random,
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
-    };
-    this.waiting = new LocalQueues(this.context.clock);
+    });
+    this.waiting = new LocalQueues(clock);
     this.defaultSettings = resolveCallOptions(undefined, this.options);
     this.guardKey = `${this.options.keyPrefix}!boot`;
     if (this.nodes.length % 2 === 0) {
-      this.options.logger?.warn(
-        `${this.nodes.length} nodes: an even count tolerates no more failures than ${this.nodes.length - 1} ` +
-          `would, and still needs ${this.quorum}. Use an odd number of nodes.`,
-      );
+      this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
   }
 
@@ -136,23 +124,22 @@ export class Redlock implements LockOwner {
 
   /**
    * Acquires a lock on every resource, retrying within `wait` ms while they are busy or too few nodes answer.
-   * Throws {@link LockBusyError} or {@link QuorumUnavailableError} when the budget runs out, and
-   * `AcquireAbortedError` when `signal` aborts; every key written along the way has then been removed.
+   * Throws `LockBusyError` or `QuorumUnavailableError` when the budget runs out, and `AcquireAbortedError`
+   * when `signal` aborts; every key written along the way has then been removed.
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
-    const list = normalizeResources(resources);
-    const settings = options === undefined ? this.defaultSettings : resolveCallOptions(options, this.options);
-    return (await this.acquireWith(list, settings, true)) as Lock;
+    const settings =
+      options === undefined ? this.defaultSettings : this.settingsFor(options, ACQUIRE_OPTION_KEYS);
+    return (await this.lockResources(normalizeResources(resources), settings, true)) as Lock;
   }
 
   /**
    * One attempt: resolves the lock, or `null` when another owner holds one of the resources. Throws
-   * {@link QuorumUnavailableError} when too few nodes answered.
+   * `QuorumUnavailableError` when too few nodes answered.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const list = normalizeResources(resources);
-    const settings = resolveCallOptions(options, this.options);
-    return this.acquireWith(list, { ...settings, wait: 0 }, false);
+    const settings = this.settingsFor(options, ACQUIRE_OPTION_KEYS);
+    return this.lockResources(normalizeResources(resources), { ...settings, wait: 0 }, false);
   }
 
   /**
@@ -173,17 +160,85 @@ export class Redlock implements LockOwner {
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    const list = normalizeResources(resources);
-    const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
-    const lock = (await this.acquireWith(list, settings, true)) as Lock;
-    return this.runHolding(lock, settings, () => fn(lock));
+    const settings = this.settingsFor(options, USING_OPTION_KEYS);
+    const lock = (await this.lockResources(normalizeResources(resources), settings, true)) as Lock;
+    return this.runUnderLock(lock, settings, () => fn(lock));
   }
 
   /**
-   * Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it. The loss
-   * policy and pass-through rules are those of {@link using}. Used by `using()` and the NestJS layer.
+   * @internal The effective settings of one call: its options validated against `known` and completed with
+   * the instance's. For the Nest layer, which validates once and locks resources it already normalised.
    */
-  async runHolding<T>(
+  settingsFor(options: UsingOptions | undefined, known: ReadonlySet<string>): CallSettings {
+    return resolveCallOptions(options, this.options, known);
+  }
+
+  /**
+   * @internal Acquires already normalised resources with resolved settings: the lock, or — when busy and
+   * `throwOnBusy` is false — null. What `acquire`, `tryAcquire`, `using` and the Nest layer run.
+   */
+  async lockResources(
+    resources: string[],
+    settings: CallSettings,
+    throwOnBusy: boolean,
+  ): Promise<Lock | null> {
+    const { plan } = this;
+    const prefix = this.options.keyPrefix;
+    const keys = resources.map((resource) => lockKey(prefix, resource));
+    const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
+    const owner = newOwnerValue();
+    const claim: OwnerClaim = { abandoned: false };
+    const request: AcquireRequest = {
+      keys,
+      fenceKeys,
+      owner,
+      ttl: settings.ttl,
+      guardWindow: settings.guardWindow,
+      guardKey: this.guardKey,
+    };
+    const began = plan.clock.now();
+    const attempt = (wait: number) =>
+      acquireWithRetries(plan, resources, request, wait, claim, settings.signal);
+    // One contender per key set in this process; the others queue locally (see LocalQueues). A single
+    // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
+    const result =
+      settings.wait > 0
+        ? await this.waiting.run(keySetId(keys), settings.wait, settings.signal, (queuedFor) =>
+            attempt(Math.max(0, settings.wait - queuedFor)),
+          )
+        : await attempt(0);
+    this.stats.wokenByRelease += result.wokenByRelease;
+    this.stats.wokenByTimer += result.wokenByTimer;
+    if (result.kind === 'acquired') {
+      const { deadline, token } = result.attempt;
+      const grant = {
+        resources,
+        keys,
+        fenceKeys,
+        value: owner,
+        ttl: settings.ttl,
+        deadline,
+        attempts: result.attempts,
+        fencingToken: token,
+      };
+      if (this.events.has('acquired')) {
+        const elapsed = plan.clock.now() - began;
+        this.events.emit('acquired', { resources, attempts: result.attempts, elapsed, fencingToken: token });
+      }
+      return new Lock(grant, claim, this, plan.clock);
+    }
+    if (result.attempt.kind === 'busy' && this.events.has('busy')) {
+      this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
+    }
+    if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
+    throw failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
+  }
+
+  /**
+   * @internal Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it. The
+   * loss policy and pass-through rules are those of {@link using}. Used by `using()` and the Nest layer.
+   */
+  async runUnderLock<T>(
     lock: Lock,
     settings: Pick<CallSettings, 'autoExtend' | 'onLockLost'>,
     work: () => Promise<T>,
@@ -199,7 +254,7 @@ export class Redlock implements LockOwner {
     const lost = lock.lostError ?? (lock.remainingTime <= 0 ? this.expiredDuringWork(lock) : undefined);
     if (lost) {
       if (settings.onLockLost === 'throw') throw lost;
-      this.options.logger?.warn(`${lost.message} The work finished anyway (onLockLost: 'warn').`);
+      this.options.logger?.warn(messages.finishedAfterLoss(lost.message));
     }
     return result;
   }
@@ -212,11 +267,11 @@ export class Redlock implements LockOwner {
     this.checkOwnLock(lock, 'keepAlive');
     return keepAlive(
       lock,
-      this.context.clock,
+      this.plan.clock,
       (held) => this.extend(held),
       (lost, error) => {
         this.stats.locksLost++;
-        this.options.logger?.warn(`${error.message} Work still running under it is no longer protected.`);
+        this.options.logger?.warn(messages.workUnprotected(error.message));
         if (this.events.has('lost')) this.events.emit('lost', { resources: lost.resources, error });
       },
     );
@@ -225,20 +280,18 @@ export class Redlock implements LockOwner {
   /**
    * Extends the lock to `ttl` ms (default: its original ttl) counted from this call. Needs a quorum of nodes
    * that still hold it. Throws {@link LockLostError} when the lock has expired, was released, or is no
-   * longer held by a quorum; {@link QuorumUnavailableError} when too few nodes answered (the lock is then
+   * longer held by a quorum; `QuorumUnavailableError` when too few nodes answered (the lock is then
    * unchanged and valid until its old deadline).
    */
   async extend(lock: Lock, ttl?: number): Promise<Lock> {
     this.checkOwnLock(lock, 'extend');
     const newTtl = ttl ?? lock.ttl;
     validateTtl(newTtl, 'ttl');
-    if (lock.isReleased) throw new LockLostError(lock.resources, 'it was already released.');
+    if (lock.isReleased) throw new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
     if (lock.remainingTime <= 0) {
-      throw (
-        lock.lostError ?? new LockLostError(lock.resources, 'its validity ran out before it was extended.')
-      );
+      throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
     }
-    await extendOnQuorum(this.context, lock, newTtl);
+    await extendOnQuorum(this.plan, lock, newTtl);
     if (this.events.has('extended')) {
       this.events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime });
     }
@@ -252,8 +305,8 @@ export class Redlock implements LockOwner {
    */
   async release(lock: Lock): Promise<ReleaseResult> {
     this.checkOwnLock(lock, 'release');
-    if (!lock.markReleased()) return { releasedOn: 0, votes: [] };
-    const result = await this.releaseKeys(lock.keys, lock.value);
+    if (!lock.markReleased()) return NOTHING_RELEASED;
+    const result = await releaseOnAll(this.plan, lock.keys, lock.value);
     if (this.events.has('released')) {
       this.events.emit('released', { resources: lock.resources, releasedOn: result.releasedOn });
     }
@@ -261,12 +314,19 @@ export class Redlock implements LockOwner {
   }
 
   /**
-   * Waits until the clients are connected (at most `timeout` ms), starting those created with
-   * `lazyConnect`. Resolves with each node's state; never rejects — unreachable nodes only lower the
-   * number of votes available.
+   * Waits until the nodes are connected (at most `timeout` ms), starting lazy clients. Resolves with each
+   * node's state; never rejects — unreachable nodes only lower the number of votes available.
    */
   connect(timeout = 5_000): Promise<ReadyState[]> {
-    return waitUntilReady(this.nodes, timeout);
+    return Promise.all(
+      this.nodes.map((node): Promise<ReadyState> | ReadyState => {
+        if (!node.connect) return { node: node.name, ready: true };
+        return node.connect(timeout).then(
+          () => ({ node: node.name, ready: true }),
+          (error: unknown) => ({ node: node.name, ready: false, error: error as Error }),
+        );
+      }),
+    );
   }
 
   /**
@@ -275,88 +335,20 @@ export class Redlock implements LockOwner {
    */
   probe(timeout = 1_000): Promise<HealthReport> {
     const window = guardWindowOf(this.options, this.options.ttl);
-    return probeNodes(this.nodes, this.quorum, this.context.clock, timeout, window);
+    return probeNodes(this.nodes, this.quorum, this.plan.clock, timeout, window);
   }
 
   /**
-   * Closes the clients this instance created, politely (QUIT) where a node answers within `timeout` ms and
-   * by disconnecting otherwise, so a paused or unreachable node never holds up shutdown; also the
-   * subscriber connections it opened for waiters. Clients passed in ready-made are left open.
+   * Closes what the nodes opened for this instance: the clients it created, politely (QUIT) where a node
+   * answers within `timeout` ms and by disconnecting otherwise, and the subscriber connections of waiters.
+   * Clients passed in ready-made are left open.
    */
   async quit(timeout = 1_000): Promise<void> {
-    for (const node of this.nodes) if (node instanceof IoredisLockNode) node.close();
-    await Promise.all(this.owned.map((client) => quitClient(client, timeout)));
-  }
-
-  private async acquireWith(
-    resources: string[],
-    settings: CallSettings,
-    throwOnBusy: boolean,
-  ): Promise<Lock | null> {
-    const prefix = this.options.keyPrefix;
-    const keys = resources.map((resource) => lockKey(prefix, resource));
-    const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
-    const owner = newOwnerValue();
-    const state: OwnerState = { done: false };
-    const request = {
-      keys,
-      fenceKeys,
-      owner,
-      ttl: settings.ttl,
-      guardWindow: settings.guardWindow,
-      guardKey: this.guardKey,
-    };
-    const began = this.context.clock.now();
-    const attempt = (wait: number) =>
-      acquireWithRetries(this.context, resources, request, wait, state, settings.signal);
-    // One contender per key set in this process; the others queue locally (see LocalQueues). A single
-    // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    const result =
-      settings.wait > 0
-        ? await this.waiting.run(keySetId(keys), settings.wait, settings.signal, (queuedFor) =>
-            attempt(Math.max(0, settings.wait - queuedFor)),
-          )
-        : await attempt(0);
-    if (result.kind === 'acquired') {
-      const { deadline, token } = result.attempt;
-      const grant = {
-        resources,
-        keys,
-        fenceKeys,
-        value: owner,
-        ttl: settings.ttl,
-        deadline,
-        attempts: result.attempts,
-        fencingToken: token,
-      };
-      if (this.events.has('acquired')) {
-        const elapsed = this.context.clock.now() - began;
-        this.events.emit('acquired', { resources, attempts: result.attempts, elapsed, fencingToken: token });
-      }
-      return new Lock(grant, state, this, this.context.clock);
-    }
-    if (result.attempt.kind === 'busy' && this.events.has('busy')) {
-      this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
-    }
-    if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
-    throw failureOf(this.context, resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
-  }
-
-  private async releaseKeys(keys: readonly string[], owner: string): Promise<ReleaseResult> {
-    const result = await fanOut(this.nodes, (node) => node.release(keys, owner), {
-      clock: this.context.clock,
-      timeout: this.options.nodeTimeout,
-      needed: this.nodes.length,
-      isYes: () => true,
-      waitForAll: true,
-      onError: (index, error) => this.nodeError(index, 'release', error),
-    });
-    const votes = votesOf(this.nodes, result.answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
-    return { releasedOn: votes.filter((vote) => vote.outcome === 'released').length, votes };
+    await Promise.all(this.nodes.map((node) => node.close?.(timeout).catch(() => undefined)));
   }
 
   private expiredDuringWork(lock: Lock): LockLostError {
-    const error = new LockLostError(lock.resources, 'its validity ran out while the work was running.');
+    const error = new LockLostError(lock.resources, messages.LOST_DURING_WORK);
     if (lock.markLost(error)) {
       this.stats.locksLost++;
       if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
@@ -364,32 +356,14 @@ export class Redlock implements LockOwner {
     return error;
   }
 
-  private nodeError(
-    index: number,
-    operation: RedlockEventMap['node-error']['operation'],
-    error: Error,
-  ): void {
-    if (this.events.has('node-error')) {
-      this.events.emit('node-error', { node: this.nodes[index].name, operation, error });
-    }
-  }
-
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
-    if (!(lock instanceof Lock)) {
-      throw new InvalidArgumentError(
-        `${operation}() needs a Lock returned by acquire(), got ${describe(lock)}.`,
-      );
-    }
-    if (lock.issuer !== this) {
-      throw new InvalidArgumentError(
-        `${operation}(): this lock on ${formatResources(lock.resources)} was acquired through another Redlock ` +
-          'instance (other nodes or key prefix); call it on the instance that acquired it.',
-      );
-    }
+    if (!(lock instanceof Lock)) throw new InvalidArgumentError(messages.notALock(operation, lock));
+    if (lock.issuer !== this) throw new InvalidArgumentError(messages.foreignLock(operation, lock.resources));
   }
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+const NOTHING_RELEASED: ReleaseResult = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
 
 /**
  * One id per set of keys, whatever their order. Two sets sharing an id (a resource name containing '}\n')
@@ -398,5 +372,3 @@ const NO_KEYS: readonly string[] = Object.freeze([]);
 function keySetId(keys: readonly string[]): string {
   return keys.length === 1 ? keys[0] : [...keys].sort().join('\n');
 }
-const RELEASED = Object.freeze({ outcome: 'released' as const });
-const NOT_OWNER = Object.freeze({ outcome: 'not-owner' as const });

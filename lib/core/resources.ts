@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import { describe } from './options';
+import { describe } from './messages';
 
 /**
  * Validates what the caller wants to lock and returns it as a list: one resource or a non-empty list of

@@ -6,7 +6,7 @@
  * Started by the parent with `fork(..., { execArgv: ['-r', 'ts-node/register/transpile-only'] })`.
  */
 import { performance } from 'node:perf_hooks';
-import { Lock, NodeVote, Redlock } from '../../lib/core';
+import { Lock, NodeVote, Redlock } from '../../lib';
 import type { ClientMessage, ClientPhase, ClientStats, LoopStyle, ParentMessage } from './protocol';
 import { Random } from './random';
 import { resubscribeScenario } from './resubscribe-scenario';

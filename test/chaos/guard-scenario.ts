@@ -1,4 +1,4 @@
-import { Lock, Redlock } from '../../lib/core';
+import { Lock, Redlock } from '../../lib';
 import type { ChaosCluster } from './cluster';
 
 /** One run of the restart-guard scenario. */

@@ -1,4 +1,4 @@
-import { Redlock } from '../../lib/core';
+import { Redlock } from '../../lib';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

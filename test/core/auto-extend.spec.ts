@@ -1,4 +1,4 @@
-import { AcquireAbortedError, LockLostError, Redlock } from '../../lib/core';
+import { AcquireAbortedError, LockLostError, Redlock } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
 

@@ -1,4 +1,4 @@
-import { RedlockEventMap } from '../../lib/core';
+import { RedlockEventMap } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { LockBusyError, QuorumUnavailableError } from '../../lib/core';
+import { LockBusyError, QuorumUnavailableError } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 

@@ -1,4 +1,4 @@
-import { Lock, Redlock } from '../../lib/core';
+import { Lock, Redlock } from '../../lib';
 import { FencedRegister } from '../checkers/fenced-register';
 import { Interval, findStaleTokens } from '../checkers/intervals';
 import { RedisNodes, startRedisNodes } from '../support';

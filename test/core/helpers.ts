@@ -1,4 +1,4 @@
-import { Redlock, RedlockOptions } from '../../lib/core';
+import { Redlock, RedlockOptions } from '../../lib';
 import type { RedisNodes } from '../support';
 
 /** Redlock instances created by a test file, all closed by {@link closeAll}. */

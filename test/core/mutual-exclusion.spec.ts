@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Redlock } from '../../lib/core';
+import { Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';

@@ -1,4 +1,5 @@
-import { IoredisLockNode, LockLostError, QuorumUnavailableError, Redlock } from '../../lib/core';
+import { LockLostError, QuorumUnavailableError, Redlock } from '../../lib';
+import { IoredisLockNode } from '../../lib/redis';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 

@@ -1,4 +1,4 @@
-import { QuorumUnavailableError } from '../../lib/core';
+import { QuorumUnavailableError } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

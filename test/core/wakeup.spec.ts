@@ -1,4 +1,4 @@
-import { Redlock } from '../../lib/core';
+import { Redlock } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

@@ -207,7 +207,7 @@ describe('@Locked (3 real nodes)', () => {
     const error = await stray.pay('1', 2).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedlockError);
     expect((error as Error).message).toMatch(
-      /^Orders\.pay is decorated with @Locked, but this instance has no RedlockService: it was not created by Nest/,
+      /^Orders\.pay is decorated with @Locked, but this instance has no LockedSections: it was not created by Nest/,
     );
   });
 

@@ -242,7 +242,7 @@ describe('RedlockModule (3 real nodes)', () => {
       .catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/Nest can't resolve dependencies of the Orders/);
     expect((error as Error).message).toContain(
-      'RedlockService for @Locked Orders.pay (import RedlockModule.forRoot() or forRootAsync() in the root module)',
+      'LockedSections for @Locked Orders.pay (import RedlockModule.forRoot() or forRootAsync() in the root module)',
     );
   });
 });

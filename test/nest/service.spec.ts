@@ -94,6 +94,7 @@ describe('the public API', () => {
       'RedlockHealthIndicator',
       'RedlockModule',
       'RedlockService',
+      'UnknownOptionError',
     ]);
   });
 
@@ -101,6 +102,7 @@ describe('the public API', () => {
     for (const ErrorClass of [
       api.InvalidArgumentError,
       api.InvalidLockKeyError,
+      api.UnknownOptionError,
       api.LockBusyError,
       api.QuorumUnavailableError,
       api.LockLostError,

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { AcquireReply, LockNode, Redlock } from '../../lib/core';
+import { AcquireReply, LockNode, Redlock } from '../../lib';
 
 /**
  * A node that counts releases and can hold back its acquire answer. Pure bookkeeping of the core (which

@@ -1,4 +1,9 @@
-import { compileLockKey, CompiledLockKey, InvalidLockKeyError, LockKeySource } from '../../lib/lock-key';
+import {
+  compileLockKey,
+  CompiledLockKey,
+  InvalidLockKeyError,
+  LockKeySource,
+} from '../../lib/locked/lock-key';
 
 const WHERE = 'OrdersService.pay';
 

@@ -1,4 +1,4 @@
-import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib/core';
+import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib';
 
 /** A node that only counts calls: validation must reject bad input before any of them happens. */
 class CountingNode implements LockNode {

@@ -1,6 +1,7 @@
 import type { Clock, Timer } from './clock';
 import { LockLostError } from './errors';
 import type { Lock } from './lock';
+import { LOST_BEFORE_RENEWAL } from './messages';
 
 /** Renew once the remaining validity falls to this fraction of the ttl. */
 const RENEW_AT = 2 / 3;
@@ -36,7 +37,7 @@ export function keepAlive(
   const armDeadline = () => {
     deadline?.cancel();
     deadline = clock.setTimeout(
-      () => lose(new LockLostError(lock.resources, 'its validity ran out before it could be extended.')),
+      () => lose(new LockLostError(lock.resources, LOST_BEFORE_RENEWAL)),
       Math.max(0, lock.remainingTime),
     );
   };

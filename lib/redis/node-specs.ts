@@ -1,7 +1,6 @@
 import Redis, { RedisOptions } from 'ioredis';
-import { InvalidArgumentError } from './errors';
-import { IoredisLockNode, LockNode, describeClient } from './node';
-import { describe } from './options';
+import { InvalidArgumentError, LockNode, describe } from '../core';
+import { IoredisLockNode, describeClient } from './ioredis-node';
 
 /**
  * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis
@@ -32,14 +31,11 @@ const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
   retryStrategy: (times: number) => Math.min(times * 50, 1_000),
 });
 
-/** The nodes to talk to, and which ioredis clients this instance created (and must close). */
-export interface ResolvedNodes {
-  readonly nodes: LockNode[];
-  readonly owned: Redis[];
-}
-
-/** Turns specs into nodes, refusing an empty list and the same node twice (it would break independence). */
-export function resolveNodes(specs: unknown): ResolvedNodes {
+/**
+ * Turns specs into nodes, refusing an empty list and the same node twice (it would break independence).
+ * Nodes over clients created here close them when the instance quits.
+ */
+export function resolveNodes(specs: unknown): LockNode[] {
   if (!Array.isArray(specs) || specs.length === 0) {
     throw new InvalidArgumentError(
       `nodes must be a non-empty array of Redis connection strings, ioredis options or clients, got ${
@@ -75,7 +71,7 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
     seen.set(identity, index);
     nodes.push(node);
   });
-  return { nodes, owned };
+  return nodes;
 }
 
 function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {

@@ -1,5 +1,8 @@
 import type { Clock, Timer } from './clock';
-import type { LockNode } from './node';
+import type { NodeVote } from './errors';
+import type { RedlockEvents } from './events';
+import type { LockNode } from './lock-node';
+import type { VoteOutcome } from './messages';
 
 /**
  * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
@@ -10,6 +13,47 @@ export type Answer<T> =
   | { readonly status: 'error'; readonly error: Error }
   | { readonly status: 'timeout' }
   | { readonly status: 'pending' };
+
+/**
+ * The nodes one instance locks on, with what every operation on them uses: a value built once per instance,
+ * passed to acquire, extend, release and probe.
+ */
+export interface NodeGroup {
+  readonly nodes: readonly LockNode[];
+  /** How many nodes must agree: `floor(N / 2) + 1`. */
+  readonly quorum: number;
+  readonly clock: Clock;
+  /** Per-node timeout of lock operations, in ms. */
+  readonly nodeTimeout: number;
+  /** The clock-drift fraction of validity.ts. */
+  readonly driftFactor: number;
+  /** Where node errors are reported (`node-error`). */
+  readonly events: RedlockEvents;
+}
+
+/** The operations whose node errors are reported. */
+export type NodeOperation = 'acquire' | 'fence' | 'extend' | 'release';
+
+/** How an operation on a {@link NodeGroup} decides (its clock, timeout and error reporting are the group's). */
+export type OperationPlan<T> = Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError'>;
+
+/** {@link fanOut} over the group's nodes with its timeout; every node error becomes a `node-error` event. */
+export function askNodes<T>(
+  group: NodeGroup,
+  operation: NodeOperation,
+  call: (node: LockNode, index: number) => Promise<T>,
+  plan: OperationPlan<T>,
+): Promise<FanOutResult<T>> {
+  const { nodes, events } = group;
+  return fanOut(nodes, call, {
+    ...plan,
+    clock: group.clock,
+    timeout: group.nodeTimeout,
+    onError: (index, error) => {
+      if (events.has('node-error')) events.emit('node-error', { node: nodes[index].name, operation, error });
+    },
+  });
+}
 
 /** How a fan-out decides. */
 export interface FanOutPlan<T> {
@@ -116,4 +160,23 @@ export function quorumOf(total: number): number {
 
 export function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Per-node votes for messages and results, aligned with `nodes`; `vote` says what a value means. */
+export function votesOf<T>(
+  nodes: readonly LockNode[],
+  answers: readonly Answer<T>[],
+  vote: (value: T) => VoteOutcome,
+): NodeVote[] {
+  return answers.map((answer, index): NodeVote => {
+    const node = nodes[index].name;
+    switch (answer.status) {
+      case 'value':
+        return { node, ...vote(answer.value) };
+      case 'error':
+        return { node, outcome: 'error', error: answer.error };
+      default:
+        return { node, outcome: answer.status };
+    }
+  });
 }

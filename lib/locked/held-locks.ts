@@ -1,10 +1,10 @@
-import type { Lock } from './core';
+import type { Lock } from '../core';
 
 /** Below this many tracked locks, finished ones are not swept (they leave when released). */
 const SWEEP_THRESHOLD = 1_024;
 
 /**
- * The locks a `RedlockService` handed out and that were not released through it yet, so shutdown can
+ * The locks an application handed out and that were not released through it yet, so shutdown can
  * release them. Locks whose validity ran out are swept once the set grows (callers that let locks expire
  * instead of releasing them must not make it grow forever); the sweep threshold doubles with the live size,
  * so the cost stays constant per lock.
@@ -12,10 +12,6 @@ const SWEEP_THRESHOLD = 1_024;
 export class HeldLocks {
   private readonly locks = new Set<Lock>();
   private sweepAt = SWEEP_THRESHOLD;
-
-  get size(): number {
-    return this.locks.size;
-  }
 
   add(lock: Lock): void {
     this.locks.add(lock);

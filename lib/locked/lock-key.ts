@@ -35,7 +35,7 @@
  *
  * Pure module: nothing from `@nestjs/*` or `ioredis`.
  */
-import { RedlockError } from './core/errors';
+import { RedlockError } from '../core';
 import * as messages from './lock-key.messages';
 
 /** Where the key comes from: a template, an array of templates, or a function of the method's arguments. */
@@ -127,13 +127,13 @@ export function compileLockKey(
       render: (args: readonly unknown[]) => [renderTemplate(parsed, args, where)],
     });
   }
-  if (!Array.isArray(source)) throw invalid(messages.badSource(where, messages.describe(source)));
+  if (!Array.isArray(source)) throw invalid(messages.badSource(where, messages.describeKeyValue(source)));
   const list = source as readonly unknown[];
   if (list.length === 0) throw invalid(messages.emptySource(where, 'array'));
   const parsed: ParsedTemplate[] = [];
   for (const template of list) {
     if (typeof template !== 'string') {
-      throw invalid(messages.badSource(where, `an array containing ${messages.describe(template)}`));
+      throw invalid(messages.badSource(where, `an array containing ${messages.describeKeyValue(template)}`));
     }
     if (parsed.some((p) => p.template === template)) {
       throw invalid(messages.duplicateTemplate(where, template));
@@ -150,7 +150,7 @@ function compileFunction(fn: (...args: any[]) => string | readonly string[], whe
   const check = (key: unknown, index: number): string => {
     if (typeof key === 'string' && key.length > 0 && key.length <= MAX_KEY_LENGTH) return key;
     const at = index < 0 ? '' : ` at index ${index}`;
-    if (typeof key !== 'string') throw bad(`returned ${messages.describe(key)}${at}`);
+    if (typeof key !== 'string') throw bad(`returned ${messages.describeKeyValue(key)}${at}`);
     if (key.length === 0) throw bad(`returned an empty string${at}`);
     throw invalid(messages.keyTooLong(where, key.length, MAX_KEY_LENGTH, `key function${at}`));
   };

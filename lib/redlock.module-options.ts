@@ -1,6 +1,6 @@
 import { Logger, LoggerService } from '@nestjs/common';
-import { InvalidArgumentError, NodeSpec, Redlock, RedlockOptions } from './core';
-import { describe } from './core/options';
+import { InvalidArgumentError, RedlockOptions, UnknownOptionError, describe } from './core';
+import { NodeSpec, Redlock } from './redis';
 import { DEFAULT_MODULE_OPTIONS, LOGGER_CONTEXT, MODULE_ONLY_OPTION_KEYS } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock.interfaces';
 import * as messages from './redlock.messages';
@@ -58,7 +58,7 @@ function createRedlock(nodes: readonly NodeSpec[], options: RedlockOptions): Red
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
     let message = messages.badModuleOptions(error.message);
-    if (error.message.startsWith('Unknown ')) message += messages.moduleAlsoAccepts(MODULE_ONLY_OPTION_KEYS);
+    if (error instanceof UnknownOptionError) message += messages.moduleAlsoAccepts(MODULE_ONLY_OPTION_KEYS);
     throw new InvalidArgumentError(message);
   }
 }

@@ -165,7 +165,7 @@ export function badFunctionResult(where: string, problem: string): string {
 }
 
 /** Short description of an unexpected value (never its full contents); a Promise is called out. */
-export function describe(value: unknown): string {
+export function describeKeyValue(value: unknown): string {
   if (value === undefined || value === null) return String(value);
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') {

@@ -1,13 +1,20 @@
 import { Inject } from '@nestjs/common';
 import { Observable, isObservable } from 'rxjs';
-import { DEFAULT_OPTIONS, InvalidArgumentError, UsingOptions } from './core';
-import { ResolvedOptions, USING_OPTION_KEYS, resolveCallOptions } from './core/options';
+import {
+  DEFAULT_OPTIONS,
+  InvalidArgumentError,
+  ResolvedOptions,
+  USING_OPTION_KEYS,
+  UnknownOptionError,
+  UsingOptions,
+  resolveCallOptions,
+} from '../core';
+import type { LockedOptions } from '../redlock.interfaces';
+import * as messages from '../redlock.messages';
 import { copyMethodMetadata } from './copy-method-metadata';
 import { LockKeySource, compileLockKey } from './lock-key';
-import { LockedPlan, lockedMethod } from './locked.runner';
-import type { LockedOptions } from './redlock.interfaces';
-import * as messages from './redlock.messages';
-import { RedlockService } from './redlock.service';
+import { LockedPlan, lockedMethod } from './locked-method';
+import { LockedSections } from './locked-sections';
 
 /**
  * What `@Locked` can decorate: methods returning a Promise (async methods) or an Observable. A synchronous
@@ -34,7 +41,7 @@ export type LockableMethod = (...args: any[]) => Promise<unknown> | Observable<u
  * - Works on providers, controllers and `@Cron` tasks (it wraps the method itself, so no interceptor is
  *   needed), in either order with other decorators: their metadata, the method's `name`, `length` and
  *   `design:*` metadata are kept.
- * - Reaches the application's `RedlockService` through property injection, so each Nest application in a
+ * - Reaches the application's `LockedSections` through property injection, so each Nest application in a
  *   process uses its own, and request-scoped and transient providers work.
  * - The method's own errors and results pass through unchanged; the lock is always released afterwards.
  * - Reentrant within one call chain: a locked section calling another on resources it holds does not
@@ -53,15 +60,16 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
     const original = descriptor?.value;
     if (typeof original !== 'function') throw new InvalidArgumentError(messages.notAMethod(where));
 
-    const serviceKey = Symbol(messages.serviceProperty(where));
+    // One injected property per method: its description is what Nest prints when RedlockModule is missing.
+    const sectionsProperty = Symbol(messages.sectionsProperty(where));
     const plan: LockedPlan = {
       where,
       key: compileLockKey(key, where, original.length),
       ...planOptions(where, options),
       observable: isObservableType(Reflect.getMetadata('design:returntype', target, propertyKey)),
-      serviceKey,
+      sectionsProperty,
     };
-    Inject(RedlockService)(target, serviceKey);
+    Inject(LockedSections)(target, sectionsProperty);
 
     const wrapper = lockedMethod(original, plan);
     copyMethodMetadata(original, wrapper);
@@ -91,7 +99,7 @@ function planOptions(
     resolveCallOptions(core, CORE_DEFAULTS, USING_OPTION_KEYS);
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
-    const also = error.message.startsWith('Unknown ') ? messages.lockedAlsoAccepts(['onBusy']) : '';
+    const also = error instanceof UnknownOptionError ? messages.lockedAlsoAccepts(['onBusy']) : '';
     throw bad(error.message + also);
   }
   return { options: Object.keys(core).length > 0 ? Object.freeze(core) : undefined, onBusy };

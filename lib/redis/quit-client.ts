@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { withTimeout } from '../core';
 
 /**
  * Closes a client the library created: QUIT when the node answers within `timeout` ms, otherwise a plain
@@ -6,15 +7,8 @@ import type Redis from 'ioredis';
  */
 export async function quitClient(client: Redis, timeout: number): Promise<void> {
   if (client.status === 'end') return;
-  if (client.status !== 'ready') {
-    client.disconnect();
-    return;
+  if (client.status === 'ready') {
+    await withTimeout(client.quit(), timeout, () => new Error('QUIT not answered')).catch(() => undefined);
   }
-  let timer: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeout);
-  });
-  await Promise.race([client.quit().catch(() => undefined), gaveUp]);
-  clearTimeout(timer);
   client.disconnect();
 }

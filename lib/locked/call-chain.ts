@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Lock } from './core';
+import type { Lock } from '../core';
 
 /**
  * The locks held by the current async call chain (`@Locked` methods and `using()` callbacks), innermost
- * first. A frame belongs to one `RedlockService` (its `scope`), so two applications in one process, or a
+ * first. A frame belongs to one application's `LockedSections` (its `scope`), so two applications in one process, or a
  * chain that crosses from one to the other, never take each other's locks for their own.
  */
 interface LockFrame {
@@ -28,7 +28,7 @@ const storage = new AsyncLocalStorage<LockFrame>();
  * sees it; calls running concurrently outside `fn` do not — that is what tells a reentrant call from an
  * independent one.
  */
-export function runHolding<T>(scope: object, lock: Lock, fn: () => T): T {
+export function runInChain<T>(scope: object, lock: Lock, fn: () => T): T {
   return storage.run({ scope, lock, parent: storage.getStore() }, fn);
 }
 

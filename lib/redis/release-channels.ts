@@ -1,7 +1,5 @@
 import type { Redis } from 'ioredis';
-
-/** Called with `'released'` when a watched key was released, `'lost'` when announcements may be missed. */
-export type ReleaseListener = (event: 'released' | 'lost') => void;
+import { ReleaseListener, withTimeout } from '../core';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
 const SUBSCRIBE_TIMEOUT = 250;
@@ -48,7 +46,11 @@ export class ReleaseChannels {
     };
     if (fresh.length > 0) {
       try {
-        await withTimeout(subscriber.subscribe(...fresh), SUBSCRIBE_TIMEOUT);
+        await withTimeout(
+          subscriber.subscribe(...fresh),
+          SUBSCRIBE_TIMEOUT,
+          () => new Error(`subscription not confirmed within ${SUBSCRIBE_TIMEOUT} ms`),
+        );
       } catch (error) {
         unwatch();
         throw error;
@@ -86,14 +88,4 @@ export class ReleaseChannels {
     this.subscriber = subscriber;
     return subscriber;
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`subscription not confirmed within ${ms} ms`)), ms);
-    }),
-  ]);
 }

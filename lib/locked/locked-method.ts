@@ -1,9 +1,8 @@
 import { Observable, ObservableInput, Subscription, from, isObservable } from 'rxjs';
-import { RedlockError, UsingOptions } from './core';
+import { RedlockError, UsingOptions, normalizeResources } from '../core';
+import * as messages from '../redlock.messages';
 import type { CompiledLockKey } from './lock-key';
-import { RUN_LOCKED, SKIPPED } from './redlock.constants';
-import * as messages from './redlock.messages';
-import type { RedlockService } from './redlock.service';
+import type { LockedSections } from './locked-sections';
 
 /** Everything `@Locked` settled when the class was defined. */
 export interface LockedPlan {
@@ -15,12 +14,12 @@ export interface LockedPlan {
   readonly onBusy: 'throw' | 'skip';
   /** The method returns an Observable (known from its declared return type). */
   readonly observable: boolean;
-  /** The property where Nest injected the application's `RedlockService`. */
-  readonly serviceKey: symbol;
+  /** The property where Nest injected the application's {@link LockedSections}. */
+  readonly sectionsProperty: symbol;
 }
 
 type Method = (...args: unknown[]) => unknown;
-type Instance = Record<symbol, RedlockService | undefined>;
+type Instance = Record<symbol, LockedSections | undefined>;
 
 /** The method that replaces a `@Locked` one: runs `original` while holding the lock its arguments name. */
 export function lockedMethod(original: Method, plan: LockedPlan): Method {
@@ -33,12 +32,12 @@ export function lockedMethod(original: Method, plan: LockedPlan): Method {
 
 /** Lock, run, release — also when the method throws; a failed release never hides its outcome. */
 async function lockedPromise(original: Method, self: Instance, args: unknown[], plan: LockedPlan) {
-  const result = await runLocked(self, args, plan, async () => {
+  const outcome = await runLocked(self, args, plan, async () => {
     const value = original.apply(self, args);
     if (isObservable(value)) throw new RedlockError(messages.unexpectedObservable(plan.where));
     return value;
   });
-  return result === SKIPPED ? undefined : result;
+  return outcome.ran ? outcome.value : undefined;
 }
 
 /**
@@ -77,11 +76,12 @@ function lockedObservable(original: Method, self: Instance, args: unknown[], pla
   });
 }
 
-/** Renders the keys and runs `work` under the lock, through the instance's own `RedlockService`. */
+/** Renders the keys and runs `work` as a locked section of the instance's own application. */
 async function runLocked<T>(self: Instance, args: unknown[], plan: LockedPlan, work: () => Promise<T>) {
-  const service = self?.[plan.serviceKey];
-  if (service === undefined || typeof service[RUN_LOCKED] !== 'function') {
+  const sections = self?.[plan.sectionsProperty];
+  if (sections === undefined || typeof sections.run !== 'function') {
     throw new RedlockError(messages.notManaged(plan.where));
   }
-  return service[RUN_LOCKED](plan.key.render(args), plan.options, plan.onBusy, plan.where, work);
+  const resources = normalizeResources(plan.key.render(args));
+  return sections.run(resources, plan.options, plan.onBusy, plan.where, work);
 }

@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
+import type { AcquireRequest } from '../core';
+
+/**
+ * The Lua scripts that carry the guarantees of docs/DESIGN.md on each node, each with the function that
+ * lays out its KEYS and ARGV (kept next to the script that reads them).
+ */
 
 /** A Lua script with its SHA1, so nodes can call it by digest (EVALSHA) and fall back to EVAL. */
 export interface LuaScript {
-  readonly name: string;
   readonly source: string;
   readonly sha: string;
   /**
@@ -13,8 +18,14 @@ export interface LuaScript {
   readonly sendInFull: boolean;
 }
 
-function script(name: string, source: string, sendInFull = false): LuaScript {
-  return { name, source, sha: createHash('sha1').update(source).digest('hex'), sendInFull };
+/** KEYS and ARGV of one script call. */
+export interface ScriptCall {
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+}
+
+function script(source: string, sendInFull = false): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex'), sendInFull };
 }
 
 /**
@@ -42,14 +53,13 @@ function script(name: string, source: string, sendInFull = false): LuaScript {
  * fencing, `{0, holderPttl}` busy, `{2, uptimeMs}` refused.
  */
 export const ACQUIRE_SCRIPT = script(
-  'acquire',
   `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 if window > 0 and (ARGV[6] == '' or redis.call('GET', ARGV[7]) ~= ARGV[6]) then
   local info = redis.call('INFO', 'server')
   -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
-  -- so one second is taken off to get a lower bound (found by the chaos suite).
+  -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).
   local uptime = math.max(0, tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) - 1) * 1000
   if uptime < window then
     return {2, uptime}
@@ -80,6 +90,24 @@ return {1, string.format('%.0f', token)}
 `,
 );
 
+/** ACQUIRE's KEYS and ARGV for `request`; `runId`: the server's run_id as last learnt ('' if unknown). */
+export function acquireCall(request: AcquireRequest, runId: string): ScriptCall {
+  const { keys, fenceKeys } = request;
+  const fencing = fenceKeys.length > 0;
+  return {
+    keys: fencing ? [...keys, ...fenceKeys] : keys,
+    args: [
+      request.owner,
+      request.ttl,
+      keys.length,
+      request.guardWindow,
+      fencing ? 1 : 0,
+      runId,
+      request.guardKey,
+    ],
+  };
+}
+
 /**
  * FENCE (the write-back of a fencing token). KEYS: the n lock keys, then the n fence counter keys.
  * ARGV[1]: owner value, ARGV[2]: token.
@@ -89,7 +117,6 @@ return {1, string.format('%.0f', token)}
  * holder whose quorum includes this node then draws a larger token.
  */
 export const FENCE_SCRIPT = script(
-  'fence',
   `
 local n = #KEYS / 2
 for i = 1, n do
@@ -107,6 +134,16 @@ return 1
 `,
 );
 
+/** FENCE's KEYS and ARGV. */
+export function fenceCall(
+  keys: readonly string[],
+  fenceKeys: readonly string[],
+  owner: string,
+  token: number,
+): ScriptCall {
+  return { keys: [...keys, ...fenceKeys], args: [owner, String(token)] };
+}
+
 /**
  * EXTEND. KEYS: the lock keys. ARGV[1]: owner value, ARGV[2]: new ttl in ms.
  *
@@ -114,7 +151,6 @@ return 1
  * nothing changes and 0 is returned; otherwise every key gets the new ttl and 1 is returned.
  */
 export const EXTEND_SCRIPT = script(
-  'extend',
   `
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then
@@ -128,6 +164,11 @@ return 1
 `,
 );
 
+/** EXTEND's KEYS and ARGV. */
+export function extendCall(keys: readonly string[], owner: string, ttl: number): ScriptCall {
+  return { keys, args: [owner, ttl] };
+}
+
 /**
  * RELEASE. KEYS: the lock keys. ARGV[1]: owner value.
  *
@@ -136,7 +177,6 @@ return 1
  * `<key>:released`, so waiters wake at once instead of polling. Returns how many keys were deleted.
  */
 export const RELEASE_SCRIPT = script(
-  'release',
   `
 local deleted = 0
 for i = 1, #KEYS do
@@ -150,3 +190,8 @@ return deleted
 `,
   true,
 );
+
+/** RELEASE's KEYS and ARGV. */
+export function releaseCall(keys: readonly string[], owner: string): ScriptCall {
+  return { keys, args: [owner] };
+}

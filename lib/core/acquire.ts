@@ -1,0 +1,260 @@
+import { AcquireAbortedError, LockBusyError, NodeVote, QuorumUnavailableError } from './errors';
+import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
+import type { OwnerClaim } from './lock';
+import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
+import * as messages from './messages';
+import { ACQUIRED, NOT_OWNER, VoteOutcome } from './messages';
+import { releaseOnAll } from './release';
+import { ReleaseWaiter } from './release-waiter';
+import { backoffDelay, nextDelay } from './retry';
+import { driftOf, validUntil } from './validity';
+
+/** What an acquisition works with beyond its nodes: the retry policy. Values only, built once per instance. */
+export interface AcquirePlan extends NodeGroup {
+  readonly retryDelay: number;
+  readonly maxRetryDelay: number;
+  /** Returns a number in [0, 1): backoff jitter. */
+  readonly random: () => number;
+  /** Test-only (negative controls): hand out locks even when no validity is left. Never set it otherwise. */
+  readonly unsafeSkipValidityCheck: boolean;
+}
+
+/** The result of one acquisition attempt. */
+export type Attempt =
+  | { readonly kind: 'acquired'; readonly deadline: number; readonly token: number | undefined }
+  | {
+      readonly kind: 'busy' | 'unavailable';
+      readonly votes: NodeVote[];
+      readonly holderTtl: number | undefined;
+      readonly detail?: string;
+    }
+  | { readonly kind: 'expired'; readonly votes: NodeVote[]; readonly elapsed: number };
+
+/** How one acquisition ended, and how its waits between attempts ended (for `stats`). */
+export type AcquisitionResult = (
+  | {
+      readonly kind: 'acquired';
+      readonly attempt: Extract<Attempt, { kind: 'acquired' }>;
+      readonly attempts: number;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly attempt: Exclude<Attempt, { kind: 'acquired' }>;
+      readonly attempts: number;
+      readonly elapsed: number;
+    }
+) & { readonly wokenByRelease: number; readonly wokenByTimer: number };
+
+/**
+ * Attempts until one succeeds or the wait budget is spent (docs/DESIGN.md §1). Between attempts on a busy
+ * lock it waits for the holder's release announcement (subscribed before the next attempt, so a release
+ * cannot slip between the busy answer and the subscription) or for the holder's remaining ttl, whichever
+ * comes first; without announcements it falls back to jittered exponential backoff. On failure or abort
+ * every key this owner may have written is removed on every node, including nodes that timed out.
+ */
+export async function acquireWithRetries(
+  plan: AcquirePlan,
+  resources: readonly string[],
+  request: AcquireRequest,
+  wait: number,
+  claim: OwnerClaim,
+  signal: AbortSignal | undefined,
+): Promise<AcquisitionResult> {
+  const { clock } = plan;
+  const began = clock.now();
+  // Created on the first failed attempt: an uncontended acquisition never needs one.
+  let waiter: ReleaseWaiter | undefined;
+  let splits = 0;
+  try {
+    for (let attempts = 1; ; attempts++) {
+      throwIfAborted(plan, signal, resources, request, claim);
+      if (waiter) waiter.announced = false;
+      const attempt = await attemptAcquire(plan, request, claim);
+      if (attempt.kind === 'acquired') {
+        return { kind: 'acquired', attempt, attempts, ...wakesOf(waiter) };
+      }
+      throwIfAborted(plan, signal, resources, request, claim);
+      waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
+
+      const elapsed = clock.now() - began;
+      const budget = wait - elapsed;
+      // A split vote: we won some nodes, other contenders won others, nobody a quorum. Everyone releases and
+      // retries; a randomised, growing backoff (deaf to the others' release announcements) breaks the tie.
+      const split = attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
+      let delay: number | undefined;
+      if (budget <= 0) delay = undefined;
+      else if (split) {
+        splits++;
+        await waiter.subscribe();
+        delay = Math.min(budget, plan.random() * Math.max(1, plan.retryDelay) * 2 ** Math.min(splits, 5));
+      } else if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
+        // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
+        // subscribing, try once more at once: the holder may have released before the subscription was active.
+        delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, plan));
+      } else if (waiter.announced) {
+        delay = Math.min(budget, plan.random() * Math.min(plan.retryDelay, 5));
+      } else {
+        const backoff = backoffDelay(attempts, plan.retryDelay, plan.maxRetryDelay, plan.random);
+        delay = nextDelay(backoff, budget, attempt.kind === 'expired' ? undefined : attempt.holderTtl);
+      }
+      if (delay === undefined) {
+        claim.abandoned = true;
+        await releaseOnAll(plan, request.keys, request.owner);
+        return { kind: 'failed', attempt, attempts, elapsed, ...wakesOf(waiter) };
+      }
+      // Not awaited: on each node it is sent before the next attempt's acquire, on the same connection.
+      void releaseOnAll(plan, request.keys, request.owner);
+      if (delay > 0) await waiter.sleep(delay, signal, !split);
+    }
+  } finally {
+    waiter?.close();
+  }
+}
+
+/**
+ * One attempt (docs/DESIGN.md §1 steps 1–4, plus the fencing write-back of §5). The validity clock starts
+ * before the first command is sent; with fencing it is checked only once a quorum has taken the token, so
+ * the elapsed time covers both round trips.
+ */
+export async function attemptAcquire(
+  plan: AcquirePlan,
+  request: AcquireRequest,
+  claim: OwnerClaim,
+): Promise<Attempt> {
+  const { nodes, clock, quorum } = plan;
+  const start = clock.now();
+  const result = await askNodes(plan, 'acquire', (node) => node.acquire(request), {
+    needed: quorum,
+    isYes: isAcquired,
+    onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
+  });
+  if (!result.success) return classify(plan, votesOf(nodes, result.answers, voteOfReply));
+
+  let token: number | undefined;
+  if (request.fenceKeys.length > 0) {
+    token = 0;
+    for (const answer of result.answers) {
+      if (answer.status === 'value' && answer.value.outcome === 'acquired')
+        token = Math.max(token, answer.value.token);
+    }
+    const fenced = token;
+    const writeBack = await askNodes(
+      plan,
+      'fence',
+      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+      { needed: quorum, isYes: isTrue },
+    );
+    if (!writeBack.success) {
+      return {
+        kind: 'unavailable',
+        votes: votesOf(nodes, writeBack.answers, (written) => (written ? ACQUIRED : NOT_OWNER)),
+        holderTtl: undefined,
+        detail: messages.fenceShort(writeBack.yes, quorum),
+      };
+    }
+  }
+  const deadline = validUntil(start, request.ttl, plan.driftFactor);
+  // The unsafe hook exists only for negative controls: it hands out locks whose validity already ran out.
+  if (deadline > clock.now() || plan.unsafeSkipValidityCheck) return { kind: 'acquired', deadline, token };
+  return {
+    kind: 'expired',
+    votes: votesOf(nodes, result.answers, voteOfReply),
+    elapsed: clock.now() - start,
+  };
+}
+
+/** The error an acquisition that gave up after `attempts` attempts throws. */
+export function failureOf(
+  plan: NodeGroup,
+  resources: readonly string[],
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+  attempts: number,
+  elapsed: number,
+  ttl: number,
+): LockBusyError | QuorumUnavailableError {
+  if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
+  const detail =
+    attempt.kind === 'expired'
+      ? messages.expiredAtGrant(attempt.elapsed, ttl, driftOf(ttl, plan.driftFactor))
+      : attempt.detail;
+  return new QuorumUnavailableError(resources, attempt.votes, attempts, plan.quorum, detail);
+}
+
+/** Contention when enough nodes answered for a quorum to be possible; otherwise the nodes are the problem. */
+function classify(plan: NodeGroup, votes: NodeVote[]): Attempt {
+  let busy = 0;
+  let unavailable = 0;
+  let holderTtl: number | undefined;
+  for (const vote of votes) {
+    if (vote.outcome === 'busy') {
+      busy++;
+      if (vote.holderTtl !== undefined && vote.holderTtl >= 0) {
+        holderTtl = holderTtl === undefined ? vote.holderTtl : Math.min(holderTtl, vote.holderTtl);
+      }
+    } else if (vote.outcome === 'error' || vote.outcome === 'timeout' || vote.outcome === 'refused')
+      unavailable++;
+  }
+  const kind = busy > 0 && plan.nodes.length - unavailable >= plan.quorum ? 'busy' : 'unavailable';
+  return { kind, votes, holderTtl };
+}
+
+/**
+ * An "acquired" that came after its attempt was decided: undo it if the claim was abandoned. Every path
+ * that abandons a claim also sends a release to every node; on an ordered node that release runs after
+ * this acquire, so only unordered nodes need this extra one (docs/DESIGN.md §3).
+ */
+function undoLate(
+  node: LockNode,
+  answer: Answer<AcquireReply>,
+  request: AcquireRequest,
+  claim: OwnerClaim,
+): void {
+  if (node.ordered) return;
+  if (answer.status === 'value' && answer.value.outcome === 'acquired' && claim.abandoned) {
+    node.release(request.keys, request.owner).catch(() => undefined);
+  }
+}
+
+function throwIfAborted(
+  plan: NodeGroup,
+  signal: AbortSignal | undefined,
+  resources: readonly string[],
+  request: AcquireRequest,
+  claim: OwnerClaim,
+): void {
+  if (!signal?.aborted) return;
+  claim.abandoned = true;
+  void releaseOnAll(plan, request.keys, request.owner);
+  throw new AcquireAbortedError(resources, signal.reason);
+}
+
+/** How long to wait for a holder whose keys expire in `holderTtl` ms; unknown ttl: the longest backoff. */
+function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
+  const jitter = plan.random() * Math.min(plan.retryDelay, 5);
+  return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
+}
+
+const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
+
+function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; wokenByTimer: number } {
+  return waiter ? { wokenByRelease: waiter.wokenByRelease, wokenByTimer: waiter.wokenByTimer } : NO_WAKES;
+}
+
+function isAcquired(reply: AcquireReply): boolean {
+  return reply.outcome === 'acquired';
+}
+
+function isTrue(value: boolean): boolean {
+  return value;
+}
+
+function voteOfReply(reply: AcquireReply): VoteOutcome {
+  switch (reply.outcome) {
+    case 'acquired':
+      return ACQUIRED;
+    case 'busy':
+      return { outcome: 'busy', holderTtl: reply.holderTtl };
+    default:
+      return { outcome: 'refused', restartedAgo: reply.uptime };
+  }
+}

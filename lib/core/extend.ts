@@ -1,0 +1,47 @@
+import { LockLostError, QuorumUnavailableError } from './errors';
+import { NodeGroup, askNodes, votesOf } from './fan-out';
+import type { Lock } from './lock';
+import * as messages from './messages';
+import { EXTENDED, NOT_OWNER } from './messages';
+import { validUntil } from './validity';
+
+/**
+ * Renews `lock` to `ttl` ms on a quorum (owner-checked on each node). The new validity is counted from
+ * this call's own start. Throws {@link LockLostError} when too few nodes still hold the lock (or the renewal
+ * itself outlasted the ttl), {@link QuorumUnavailableError} when too few nodes answered — the lock then
+ * keeps its old deadline, or the new one when that is earlier (a shorter ttl may have been applied on some
+ * nodes: docs/DESIGN.md §4).
+ */
+export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number): Promise<void> {
+  const { nodes, clock, quorum } = group;
+  const start = clock.now();
+  const result = await askNodes(group, 'extend', (node) => node.extend(lock.keys, lock.value, ttl), {
+    needed: quorum,
+    isYes: (extended) => extended,
+  });
+  const deadline = validUntil(start, ttl, group.driftFactor);
+  // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
+  if (result.success && deadline > clock.now() && !lock.lostError) {
+    lock.setDeadline(deadline);
+    return;
+  }
+  // Whatever the outcome, nodes that applied the new ttl (their answers may come too late to count, or not
+  // at all) expire the keys by then: a shorter ttl shortens the validity even when the call failed.
+  if (deadline < lock.validUntil) lock.setDeadline(deadline);
+  const votes = votesOf(nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER));
+  if (result.success) {
+    throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_EXTEND_TOO_SLOW, votes);
+  }
+  let notOwner = 0;
+  for (const vote of votes) if (vote.outcome === 'not-owner') notOwner++;
+  if (nodes.length - notOwner < quorum) {
+    throw new LockLostError(lock.resources, messages.lostQuorum(votes), votes);
+  }
+  throw new QuorumUnavailableError(
+    lock.resources,
+    votes,
+    1,
+    quorum,
+    messages.extendUnavailable(quorum, nodes.length, result.yes),
+  );
+}

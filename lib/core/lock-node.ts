@@ -1,0 +1,79 @@
+/** Called with `'released'` when a watched key was released, `'lost'` when announcements may be missed. */
+export type ReleaseListener = (event: 'released' | 'lost') => void;
+
+/** What an acquire request asks of one node. */
+export interface AcquireRequest {
+  /** The lock keys, one per resource. */
+  readonly keys: readonly string[];
+  /** With fencing: the fence counter keys, aligned with `keys`; otherwise empty. */
+  readonly fenceKeys: readonly string[];
+  readonly owner: string;
+  readonly ttl: number;
+  /** Refuse while the node has been up for less than this many ms (0 = no restart guard). */
+  readonly guardWindow: number;
+  /** The key where a node records the run_id it was last checked under (see the acquire script). */
+  readonly guardKey: string;
+}
+
+/** What a node answered to an acquire request. */
+export type AcquireReply =
+  /** Every key is now held by the owner; `token` is the raised fence counter (0 without fencing). */
+  | { readonly outcome: 'acquired'; readonly token: number }
+  /** Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished). */
+  | { readonly outcome: 'busy'; readonly holderTtl: number }
+  /** The node restarted `uptime` ms ago, within the restart-guard window, and refused. */
+  | { readonly outcome: 'refused'; readonly uptime: number };
+
+/**
+ * One independent Redis node as the algorithm sees it. The core reaches Redis only through this interface,
+ * so a simulation can stand in virtual nodes. Each method applies the guarantees of the matching Lua script
+ * in `scripts.ts` atomically on the node, and rejects when the node cannot be asked.
+ */
+export interface LockNode {
+  /** A stable, human-readable name used in messages (for Redis: `host:port`). */
+  readonly name: string;
+  /**
+   * Optional: true when this node runs commands in the order they were sent and answers in that order (one
+   * TCP connection). A release sent after an acquire then always undoes it, so an acquire answer that
+   * arrives after its lock was released or given up needs no separate undo.
+   */
+  readonly ordered?: boolean;
+  acquire(request: AcquireRequest): Promise<AcquireReply>;
+  /** Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. */
+  fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+  ): Promise<boolean>;
+  /** Resolves true when every key was still held by `owner` and now has the new ttl. */
+  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean>;
+  /** Resolves the number of keys deleted (only keys held by `owner` are deleted). */
+  release(keys: readonly string[], owner: string): Promise<number>;
+  /**
+   * Optional: calls `listener('released')` when one of `keys` is released on this node, and
+   * `listener('lost')` when announcements may have been missed (connection lost). Resolves an unsubscribe
+   * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
+   */
+  watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
+  /** Optional, for health checks: resolves a lower bound of the node's uptime in ms (rejects when it cannot be asked). */
+  probe?(): Promise<number>;
+  /**
+   * Optional: resolves once the node can take commands, starting a lazy connection; rejects with the reason
+   * when it cannot within `timeout` ms. Nodes without it count as ready.
+   */
+  connect?(timeout: number): Promise<void>;
+  /**
+   * Optional: lets go of what the node holds for this instance (connections it created, subscribers),
+   * within `timeout` ms. Called once, by `Redlock.quit()`.
+   */
+  close?(timeout: number): Promise<void>;
+}
+
+/** A node's connection state, as `Redlock.connect()` reports it. */
+export interface ReadyState {
+  readonly node: string;
+  readonly ready: boolean;
+  /** Why it is not ready, when it is not. */
+  readonly error?: Error;
+}

@@ -1,0 +1,157 @@
+/**
+ * The core's wording in one place: how values, resources and votes appear in messages, the vote constants
+ * every operation reports with, and the sentences that say what to do. Errors (errors.ts) are built from these.
+ */
+import type { NodeVote } from './errors';
+
+/** A vote without its node name: what an operation's answer means. */
+export type VoteOutcome = Omit<NodeVote, 'node'>;
+
+export const ACQUIRED: VoteOutcome = Object.freeze({ outcome: 'acquired' });
+export const EXTENDED: VoteOutcome = Object.freeze({ outcome: 'extended' });
+export const RELEASED: VoteOutcome = Object.freeze({ outcome: 'released' });
+export const NOT_OWNER: VoteOutcome = Object.freeze({ outcome: 'not-owner' });
+
+/** A short description of a bad value for messages: `"abc" (a string)`, `-1`, `undefined`, `an object`. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) {
+    return String(value);
+  }
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** `"a"` or `["a", "b"]`, for messages. */
+export function formatResources(resources: readonly string[]): string {
+  return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);
+}
+
+/** `127.0.0.1:6379 acquired; 127.0.0.1:6380 timeout; 127.0.0.1:6381 error (ECONNREFUSED ...)`. */
+export function formatVotes(votes: readonly NodeVote[]): string {
+  if (votes.length === 0) return 'none answered';
+  return votes
+    .map((v) => {
+      let text = `${v.node} ${v.outcome}`;
+      if (v.error) text += ` (${v.error.message})`;
+      if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
+      if (v.restartedAgo !== undefined) text += ` (node restarted ${v.restartedAgo} ms ago)`;
+      return text;
+    })
+    .join('; ');
+}
+
+/** What to do about the node errors seen, one sentence per kind of error. */
+export function hintsFor(votes: readonly NodeVote[]): string {
+  const hints = new Set<string>();
+  for (const vote of votes) {
+    const message = vote.error?.message ?? '';
+    if (message.startsWith('WRONGTYPE')) {
+      hints.add(
+        'A lock key holds data of another type: other code uses the same keys; set a distinct keyPrefix.',
+      );
+    } else if (message.startsWith('READONLY')) {
+      hints.add('A node is a read-only replica: list primaries only, each an independent server.');
+    } else if (message.startsWith('OOM')) {
+      hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
+    }
+  }
+  hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
+  return [...hints].join(' ');
+}
+
+export function busy(
+  resources: readonly string[],
+  votes: readonly NodeVote[],
+  attempts: number,
+  waitedMs: number,
+) {
+  return (
+    `Lock ${formatResources(resources)} is held by another owner ` +
+    `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms). ` +
+    `Nodes: ${formatVotes(votes)}. Wait longer (option \`wait\`) or treat the work as already being done elsewhere.`
+  );
+}
+
+export function unavailable(
+  resources: readonly string[],
+  votes: readonly NodeVote[],
+  attempts: number,
+  detail: string,
+): string {
+  return (
+    `Could not lock ${formatResources(resources)}: ${detail}` +
+    ` (after ${attempts} attempt${attempts === 1 ? '' : 's'}). Nodes: ${formatVotes(votes)}. ` +
+    hintsFor(votes)
+  );
+}
+
+export function noQuorum(quorum: number, total: number, yes: number): string {
+  return `a quorum of ${quorum} of ${total} nodes is needed, ${yes} agreed`;
+}
+
+export function expiredAtGrant(elapsed: number, ttl: number, drift: number): string {
+  return (
+    `the quorum was reached only after ${Math.round(elapsed)} ms, leaving no validity of the ` +
+    `${ttl} ms ttl (drift allowance ${drift} ms); use a longer ttl or faster nodes`
+  );
+}
+
+export function fenceShort(written: number, quorum: number): string {
+  return `the fencing token reached only ${written} of the ${quorum} nodes needed`;
+}
+
+export function extendUnavailable(quorum: number, total: number, yes: number): string {
+  return (
+    `could not extend: a quorum of ${quorum} of ${total} nodes is needed, ${yes} agreed; ` +
+    'the lock keeps its validity (shortened if the new ttl was shorter)'
+  );
+}
+
+export function lost(resources: readonly string[], reason: string): string {
+  return `Lock ${formatResources(resources)} was lost: ${reason}`;
+}
+
+export const LOST_BEFORE_RENEWAL = 'its validity ran out before it could be extended.';
+export const LOST_DURING_WORK = 'its validity ran out while the work was running.';
+export const LOST_BEFORE_EXTEND = 'its validity ran out before it was extended.';
+export const LOST_ALREADY_RELEASED = 'it was already released.';
+export const LOST_EXTEND_TOO_SLOW = 'the extension took longer than its ttl.';
+
+export function lostQuorum(votes: readonly NodeVote[]): string {
+  return `too few nodes still hold it (${formatVotes(votes)}). Another owner may hold it now.`;
+}
+
+export function aborted(resources: readonly string[]): string {
+  return `Acquiring ${formatResources(resources)} was aborted by the caller's signal.`;
+}
+
+export function unknownOption(what: string, key: string, known: Iterable<string>): string {
+  return `Unknown ${what} "${key}". Known ones: ${[...known].join(', ')}.`;
+}
+
+export function evenNodeCount(count: number, quorum: number): string {
+  return (
+    `${count} nodes: an even count tolerates no more failures than ${count - 1} ` +
+    `would, and still needs ${quorum}. Use an odd number of nodes.`
+  );
+}
+
+export function workUnprotected(message: string): string {
+  return `${message} Work still running under it is no longer protected.`;
+}
+
+export function finishedAfterLoss(message: string): string {
+  return `${message} The work finished anyway (onLockLost: 'warn').`;
+}
+
+export function notALock(operation: string, value: unknown): string {
+  return `${operation}() needs a Lock returned by acquire(), got ${describe(value)}.`;
+}
+
+export function foreignLock(operation: string, resources: readonly string[]): string {
+  return (
+    `${operation}(): this lock on ${formatResources(resources)} was acquired through another Redlock ` +
+    'instance (other nodes or key prefix); call it on the instance that acquired it.'
+  );
+}

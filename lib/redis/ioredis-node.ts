@@ -1,0 +1,156 @@
+import type { Redis } from 'ioredis';
+import type { AcquireReply, AcquireRequest, LockNode, ReleaseListener } from '../core';
+import { CommandBatcher } from './command-batcher';
+import { quitClient } from './quit-client';
+import { waitForReady } from './readiness';
+import { ReleaseChannels } from './release-channels';
+import {
+  ACQUIRE_SCRIPT,
+  EXTEND_SCRIPT,
+  FENCE_SCRIPT,
+  LuaScript,
+  RELEASE_SCRIPT,
+  ScriptCall,
+  acquireCall,
+  extendCall,
+  fenceCall,
+  releaseCall,
+} from './scripts';
+
+/** The node is not connected, so a command was not sent (rather than queued for a later replay). */
+export class NodeNotConnectedError extends Error {
+  constructor(status: string) {
+    super(`not connected (client status "${status}")`);
+    this.name = 'NodeNotConnectedError';
+  }
+}
+
+/**
+ * A {@link LockNode} over an ioredis client: the adapter behind the core's port. Scripts are called by SHA
+ * and re-sent in full when the node answers NOSCRIPT (its script cache was flushed or it restarted), so
+ * `SCRIPT FLUSH` never breaks locking.
+ *
+ * Commands are sent only while the client is `ready`. Otherwise ioredis would queue them offline and
+ * replay them after reconnecting, possibly onto a restarted node long after the caller gave up.
+ */
+export class IoredisLockNode implements LockNode {
+  readonly name: string;
+  /**
+   * True for clients the library creates, except while a command re-sent after NOSCRIPT is pending
+   * (docs/DESIGN.md §3). Such clients never replay a command after a reconnect, so an answer can only arrive
+   * on the connection that carried its command, before the answer to the release sent after it. A client
+   * passed in may resend an unanswered acquire after reconnecting, behind a release that could not be sent
+   * then, so its late answers are undone separately.
+   */
+  get ordered(): boolean {
+    return this.owned && !this.commands.reordering;
+  }
+  private channels: ReleaseChannels | undefined;
+  private runId = '';
+  private readonly commands: CommandBatcher;
+  private readonly onReady = () => this.learnRunId();
+  private readonly onClose = () => (this.runId = '');
+
+  /**
+   * @param owned the library created the client (offline queue and command replay off, ioredis
+   *   auto-pipelining off): concurrent calls are then coalesced into pipelines, the node is
+   *   {@link ordered}, and {@link close} quits the client.
+   */
+  constructor(
+    readonly client: Redis,
+    name?: string,
+    private readonly owned = false,
+  ) {
+    this.name = name ?? describeClient(client);
+    this.commands = new CommandBatcher(client, owned);
+    // The run_id of the server behind the current connection, for the restart guard's fast path. A new
+    // connection (perhaps to a restarted server) forgets it until it has been read again.
+    client.on('ready', this.onReady);
+    client.on('close', this.onClose);
+    if (client.status === 'ready') this.learnRunId();
+  }
+
+  private learnRunId(): void {
+    this.runId = '';
+    this.client.info('server').then(
+      (info) => (this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? ''),
+      () => undefined,
+    );
+  }
+
+  acquire(request: AcquireRequest): Promise<AcquireReply> {
+    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId)).then(acquireReplyOf);
+  }
+
+  fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+  ): Promise<boolean> {
+    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then(isOne);
+  }
+
+  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
+    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then(isOne);
+  }
+
+  release(keys: readonly string[], owner: string): Promise<number> {
+    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then(Number);
+  }
+
+  async probe(): Promise<number> {
+    const status = this.client.status;
+    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    const info = await this.client.info('server');
+    // A lower bound, as in the acquire script: the reported whole seconds can exceed the real uptime by one.
+    return Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) - 1) * 1000;
+  }
+
+  watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+    this.channels ??= new ReleaseChannels(this.client);
+    return this.channels.watch(keys, listener);
+  }
+
+  connect(timeout: number): Promise<void> {
+    return waitForReady(this.client, timeout);
+  }
+
+  /** Closes the subscriber connection, if one was opened, and — for a client the library created — the client. */
+  async close(timeout: number): Promise<void> {
+    this.channels?.close();
+    this.channels = undefined;
+    this.client.off('ready', this.onReady);
+    this.client.off('close', this.onClose);
+    if (this.owned) await quitClient(this.client, timeout);
+  }
+
+  /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */
+  private run(script: LuaScript, call: ScriptCall): Promise<unknown> {
+    const status = this.client.status;
+    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status));
+    return this.commands.call(script, call.keys, call.args);
+  }
+}
+
+const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
+
+function acquireReplyOf(raw: unknown): AcquireReply {
+  if (raw === 1) return ACQUIRED_UNFENCED;
+  const reply = raw as [number, number | string];
+  const code = reply[0];
+  if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
+  if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
+  return { outcome: 'refused', uptime: Number(reply[1]) };
+}
+
+function isOne(reply: unknown): boolean {
+  return reply === 1;
+}
+
+/** `host:port` of an ioredis client, for messages and duplicate detection. */
+export function describeClient(client: Redis): string {
+  const options = client.options ?? {};
+  if (options.path) return options.path;
+  return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
+}
