@@ -59,6 +59,17 @@ export interface LockedOptions extends UsingOptions {
    * - `'skip'`: the method is not run; the call resolves `undefined` (an Observable completes empty) and a
    *   debug line is logged. What a `@Cron` task running on several instances wants. With `'skip'` the
    *   default `wait` is 0 (one attempt) instead of the module's.
+   *
+   * Default: `'throw'`, except on methods scheduled with `@Cron`, `@Interval` or `@Timeout`, where it is
+   * `'skip'` (the tick is being run by another instance).
    */
   onBusy?: 'throw' | 'skip';
+  /**
+   * On a method scheduled with `@Cron`, `@Interval` or `@Timeout` (from `@nestjs/schedule`, above or below
+   * `@Locked`): keep the lock after the method returns, until shortly before the next tick, so the tick
+   * runs once across all instances although their timers fire apart (see README, "Scheduled jobs").
+   * `false` releases the lock when the method returns (the tick then runs again on every instance whose
+   * timer fires after that). Ignored on methods that are not scheduled. Default true.
+   */
+  oncePerTick?: boolean;
 }

@@ -30,6 +30,10 @@ export function lockedAlsoAccepts(keys: readonly string[]): string {
   return ` @Locked also accepts: ${keys.join(', ')}.`;
 }
 
+export function badOncePerTick(value: unknown): string {
+  return `oncePerTick must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+}
+
 export function badOnBusy(value: unknown): string {
   return `onBusy must be 'throw' or 'skip', got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
 }
@@ -98,18 +102,42 @@ export function connected(total: number, quorum: number): string {
   return `Connected to ${total} Redis node${total === 1 ? '' : 's'} (quorum ${quorum}).`;
 }
 
-export function shutdownReleasing(count: number): string {
-  return `Releasing ${count} lock${count === 1 ? '' : 's'} still held at shutdown.`;
+export function shutdownDraining(count: number): string {
+  return `Shutting down: waiting for the work under ${count} lock${count === 1 ? '' : 's'} still held to finish.`;
 }
 
-export function shutdownTimedOut(timeout: number): string {
-  return `Releasing the locks still held did not finish within shutdownTimeout (${timeout} ms); their keys expire with their ttl.`;
+export function shutdownSignal(resources: readonly string[]): string {
+  return (
+    `The application is shutting down while ${resourcesOf(resources)} is locked: finish the work soon; the ` +
+    `lock is released once it returns (within shutdownTimeout), otherwise its keys expire with their ttl.`
+  );
+}
+
+export function shutdownLeftHeld(timeout: number, resources: readonly string[]): string {
+  return (
+    `Work still held ${resources.length} lock${resources.length === 1 ? '' : 's'} after shutdownTimeout ` +
+    `(${timeout} ms): ${resources.join(', ')}. They are not released under work that may still be running; ` +
+    `their keys expire with their ttl.`
+  );
+}
+
+/** A scheduled tick found no quorum: one line, no stack. */
+export function tickUnavailable(where: string, schedule: string, error: Error): string {
+  return `${where} (${schedule}) skipped this tick: ${error.message}`;
 }
 
 // ------------------------------------------------------------------------------------------ module
 
 export function badModuleOptions(problem: string): string {
   return `Invalid RedlockModule options: ${problem}`;
+}
+
+export function busyFilterInFactory(): string {
+  return (
+    'busyFilter shapes the module (it decides which providers exist), so it is read when the module is ' +
+    'assembled, before any factory runs: pass it beside useFactory — RedlockModule.forRootAsync({ busyFilter: ' +
+    'false, useFactory: ... }) — or in forRoot(nodes, { busyFilter: false }), not in the options the factory returns.'
+  );
 }
 
 export function moduleAlsoAccepts(keys: readonly string[]): string {
@@ -121,6 +149,11 @@ export function moduleAlsoAccepts(keys: readonly string[]): string {
 /** The body of the 409 answer. Names the resources but not the nodes (their addresses stay internal). */
 export function conflict(resources: readonly string[]): string {
   return `${resourcesOf(resources)} is locked by another operation in progress; try again later.`;
+}
+
+/** The body of the 503 answer: the lock could not be taken on enough Redis nodes. */
+export function unavailable(resources: readonly string[]): string {
+  return `${resourcesOf(resources)} cannot be locked right now (too few lock servers available); try again later.`;
 }
 
 /** A node failed an operation (at most one such warning per node every 10 s). */

@@ -32,6 +32,8 @@ export function resolveModuleOptions(options: RedlockModuleOptions): ResolvedMod
     );
   }
   const { nodes, logger, connectTimeout, shutdownTimeout, ...coreOptions } = options;
+  if (Object.prototype.hasOwnProperty.call(coreOptions, 'busyFilter'))
+    throw invalid(messages.busyFilterInFactory());
   if (nodes === undefined) {
     throw invalid(
       "`nodes` is missing: list the Redis nodes, e.g. nodes: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379', " +
@@ -58,7 +60,11 @@ function createRedlock(nodes: readonly NodeSpec[], options: RedlockOptions): Red
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
     let message = messages.badModuleOptions(error.message);
-    if (error instanceof UnknownOptionError) message += messages.moduleAlsoAccepts(MODULE_ONLY_OPTION_KEYS);
+    if (error instanceof UnknownOptionError) {
+      message += messages.moduleAlsoAccepts(
+        MODULE_ONLY_OPTION_KEYS.filter((key) => !error.known.includes(key)),
+      );
+    }
     throw new InvalidArgumentError(message);
   }
 }

@@ -70,9 +70,13 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Releases a lock on every node. Never throws for Redis-side reasons; releasing twice is harmless. */
-  release(lock: Lock): Promise<ReleaseResult> {
-    this.sections.untrack(lock);
-    return this.redlock.release(lock);
+  async release(lock: Lock): Promise<ReleaseResult> {
+    try {
+      return await this.redlock.release(lock);
+    } finally {
+      // Once the nodes answered: shutdown waits for the locks the application still holds.
+      this.sections.untrack(lock);
+    }
   }
 
   /**

@@ -170,14 +170,35 @@ export function failureOf(
   attempt: Exclude<Attempt, { kind: 'acquired' }>,
   attempts: number,
   elapsed: number,
-  ttl: number,
+  request: AcquireRequest,
 ): LockBusyError | QuorumUnavailableError {
   if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
+  const { ttl } = request;
   const detail =
     attempt.kind === 'expired'
       ? messages.expiredAtGrant(attempt.elapsed, ttl, driftOf(ttl, plan.driftFactor))
       : attempt.detail;
-  return new QuorumUnavailableError(resources, attempt.votes, attempts, plan.quorum, detail);
+  const retryAfter = guardWaitOf(attempt.votes, plan.quorum, request.guardWindow);
+  return new QuorumUnavailableError(resources, attempt.votes, attempts, plan.quorum, detail, retryAfter);
+}
+
+/**
+ * How long until a quorum is past the restart guard, when refusals are what kept it away: the quorum-th
+ * shortest wait over the nodes (0 for nodes that answered, none for nodes that failed). Undefined otherwise.
+ */
+export function guardWaitOf(votes: readonly NodeVote[], quorum: number, window: number): number | undefined {
+  if (!votes.some((vote) => vote.outcome === 'refused')) return undefined;
+  const waits = votes
+    .map((vote) =>
+      vote.outcome === 'refused'
+        ? Math.max(0, window - (vote.restartedAgo ?? 0))
+        : vote.outcome === 'error' || vote.outcome === 'timeout'
+          ? Infinity
+          : 0,
+    )
+    .sort((a, b) => a - b);
+  const wait = waits[quorum - 1];
+  return wait !== undefined && Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
 }
 
 /** Contention when enough nodes answered for a quorum to be possible; otherwise the nodes are the problem. */

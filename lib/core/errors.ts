@@ -84,6 +84,11 @@ export class LockBusyError extends RedlockError {
 export class QuorumUnavailableError extends RedlockError {
   /** How many attempts were made before giving up. */
   readonly attempts: number;
+  /**
+   * When known, in ms: how long until a quorum may take locks again (the restart guard's window left on
+   * enough nodes). Undefined when the nodes' errors give no such hint. HTTP answers it as `Retry-After`.
+   */
+  readonly retryAfter: number | undefined;
 
   constructor(
     resources: readonly string[],
@@ -91,6 +96,7 @@ export class QuorumUnavailableError extends RedlockError {
     attempts: number,
     quorum: number,
     detail?: string,
+    retryAfter?: number,
   ) {
     const yes = votes.filter((v) => v.outcome === 'acquired' || v.outcome === 'extended').length;
     super(
@@ -104,6 +110,7 @@ export class QuorumUnavailableError extends RedlockError {
       votes,
     );
     this.attempts = attempts;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -116,6 +123,12 @@ export class LockLostError extends RedlockError {
     super(messages.lost(resources, reason), resources, votes);
   }
 }
+
+/**
+ * The application is shutting down: new locks are refused with it, and it is the reason of `lock.signal`
+ * for locks still held when shutdown began.
+ */
+export class ShutdownError extends RedlockError {}
 
 /** The caller's `signal` aborted `acquire()`; any keys written so far are being removed. */
 export class AcquireAbortedError extends RedlockError {

@@ -34,6 +34,7 @@ export {
   QuorumUnavailableError,
   LockLostError,
   AcquireAbortedError,
+  ShutdownError,
 } from './errors';
 export type { NodeVote } from './errors';
 export { describe, formatResources } from './messages';

@@ -63,6 +63,8 @@ export class Lock {
   private deadline: number;
   private released = false;
   private lostReason: Error | undefined;
+  /** Why the signal aborted while the lock was still held (the application is shutting down). */
+  private abortReason: Error | undefined;
   private controller: AbortController | undefined;
 
   /** @internal Whether keys under this owner value are still wanted. */
@@ -113,15 +115,24 @@ export class Lock {
 
   /**
    * Aborts, with a `LockLostError` as its reason, the moment the lock can no longer be guaranteed — when
-   * auto-extension (inside `using()` / `@Locked`) failed or the validity ran out. Pass it to cancellable
-   * work (fetch, database drivers) so the work stops instead of running unprotected.
+   * auto-extension (inside `using()` / `@Locked`) failed or the validity ran out — and, with a
+   * `ShutdownError`, when the application starts shutting down while the lock is held (the lock is still
+   * held then; finish or stop the work soon). Pass it to cancellable work (fetch, database drivers).
    */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.lostReason) this.controller.abort(this.lostReason);
+      const reason = this.lostReason ?? this.abortReason;
+      if (reason) this.controller.abort(reason);
     }
     return this.controller.signal;
+  }
+
+  /** @internal Aborts the signal without declaring the lock lost (shutdown); the first reason wins. */
+  abortSignal(reason: Error): void {
+    if (this.lostReason || this.abortReason || this.released) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 
   /** Extends the lock to `ttl` ms (default: its original ttl) from now. See `Redlock.extend`. */

@@ -231,7 +231,7 @@ export class Redlock implements LockOwner {
       this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
     }
     if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
-    throw failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, settings.ttl);
+    throw failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
   }
 
   /**
@@ -242,21 +242,41 @@ export class Redlock implements LockOwner {
     lock: Lock,
     settings: Pick<CallSettings, 'autoExtend' | 'onLockLost'>,
     work: () => Promise<T>,
+    keepFor?: () => number,
   ): Promise<T> {
     const stop = settings.autoExtend ? this.keepAlive(lock) : undefined;
     let result: T;
     try {
       result = await work();
-    } finally {
+    } catch (error) {
       stop?.();
       await this.release(lock);
+      throw error;
     }
+    stop?.();
     const lost = lock.lostError ?? (lock.remainingTime <= 0 ? this.expiredDuringWork(lock) : undefined);
+    if (lost || !(await this.keptAfterWork(lock, keepFor))) await this.release(lock);
     if (lost) {
       if (settings.onLockLost === 'throw') throw lost;
       this.options.logger?.warn(messages.finishedAfterLoss(lost.message));
     }
     return result;
+  }
+
+  /**
+   * After successful work, with `keepFor`: sets the lock to expire in `keepFor()` ms instead of releasing it
+   * (a scheduled tick keeps its lock until shortly before the next tick). False when it should be released
+   * (nothing or too little to keep, or the nodes did not take the new ttl).
+   */
+  private async keptAfterWork(lock: Lock, keepFor: (() => number) | undefined): Promise<boolean> {
+    const ms = keepFor ? Math.floor(keepFor()) : 0;
+    if (!(ms >= MIN_KEEP)) return false;
+    try {
+      await this.extend(lock, ms);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -363,6 +383,8 @@ export class Redlock implements LockOwner {
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+/** Keeping a lock for less than this after its work is not worth a round trip: it is released instead. */
+const MIN_KEEP = 20;
 const NOTHING_RELEASED: ReleaseResult = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
 
 /**

@@ -2,16 +2,24 @@ import { Observable, ObservableInput, Subscription, from, isObservable } from 'r
 import { RedlockError, UsingOptions, normalizeResources } from '../core';
 import * as messages from '../redlock.messages';
 import type { CompiledLockKey } from './lock-key';
-import type { LockedSections } from './locked-sections';
+import type { LockedSections, ScheduledRun } from './locked-sections';
+import { TickSchedule, scheduleOf } from './scheduled-tick';
 
 /** Everything `@Locked` settled when the class was defined. */
 export interface LockedPlan {
   /** `Class.method`, for messages. */
   readonly where: string;
+  /** The decorated method's name: where the final method (with any `@Cron` metadata) is found. */
+  readonly propertyKey: string | symbol;
   readonly key: CompiledLockKey;
   /** Passed to the core as they are (`undefined`: the module's defaults). */
   readonly options: UsingOptions | undefined;
   readonly onBusy: 'throw' | 'skip';
+  /** The same, on a method scheduled with @nestjs/schedule (busy: skip by default, one attempt). */
+  readonly scheduledOptions: UsingOptions | undefined;
+  readonly scheduledOnBusy: 'throw' | 'skip';
+  /** Keep a scheduled tick's lock until shortly before the next tick. */
+  readonly oncePerTick: boolean;
   /** The method returns an Observable (known from its declared return type). */
   readonly observable: boolean;
   /** The property where Nest injected the application's {@link LockedSections}. */
@@ -19,20 +27,36 @@ export interface LockedPlan {
 }
 
 type Method = (...args: unknown[]) => unknown;
-type Instance = Record<symbol, LockedSections | undefined>;
+type Instance = Record<string | symbol, unknown>;
 
 /** The method that replaces a `@Locked` one: runs `original` while holding the lock its arguments name. */
 export function lockedMethod(original: Method, plan: LockedPlan): Method {
+  // Read on the first call: decorators written above @Locked put their metadata on the final method later.
+  let schedule: TickSchedule | null | undefined;
   return function (this: Instance, ...args: unknown[]): unknown {
+    if (schedule === undefined) schedule = scheduleOf(finalMethod(this, plan.propertyKey)) ?? null;
+    const run: ScheduledRun | undefined = schedule
+      ? { schedule, firedAt: Date.now(), oncePerTick: plan.oncePerTick }
+      : undefined;
     return plan.observable
-      ? lockedObservable(original, this, args, plan)
-      : lockedPromise(original, this, args, plan);
+      ? lockedObservable(original, this, args, plan, run)
+      : lockedPromise(original, this, args, plan, run);
   };
 }
 
+function finalMethod(self: Instance, propertyKey: string | symbol): unknown {
+  return self == null ? undefined : Object.getPrototypeOf(self)?.[propertyKey];
+}
+
 /** Lock, run, release — also when the method throws; a failed release never hides its outcome. */
-async function lockedPromise(original: Method, self: Instance, args: unknown[], plan: LockedPlan) {
-  const outcome = await runLocked(self, args, plan, async () => {
+async function lockedPromise(
+  original: Method,
+  self: Instance,
+  args: unknown[],
+  plan: LockedPlan,
+  run: ScheduledRun | undefined,
+) {
+  const outcome = await runLocked(self, args, plan, run, async () => {
     const value = original.apply(self, args);
     if (isObservable(value)) throw new RedlockError(messages.unexpectedObservable(plan.where));
     return value;
@@ -46,7 +70,13 @@ async function lockedPromise(original: Method, self: Instance, args: unknown[], 
  * completes or errors — before passing that on, so a consumer that goes on afterwards finds the lock free —
  * or when the subscriber unsubscribes, also while the lock is still being acquired.
  */
-function lockedObservable(original: Method, self: Instance, args: unknown[], plan: LockedPlan) {
+function lockedObservable(
+  original: Method,
+  self: Instance,
+  args: unknown[],
+  plan: LockedPlan,
+  run: ScheduledRun | undefined,
+) {
   return new Observable<unknown>((subscriber) => {
     let inner: Subscription | undefined;
     let stop: (() => void) | undefined;
@@ -64,7 +94,7 @@ function lockedObservable(original: Method, self: Instance, args: unknown[], pla
         });
       });
 
-    runLocked(self, args, plan, work).then(
+    runLocked(self, args, plan, run, work).then(
       () => subscriber.complete(),
       (error: unknown) => subscriber.error(error),
     );
@@ -77,11 +107,18 @@ function lockedObservable(original: Method, self: Instance, args: unknown[], pla
 }
 
 /** Renders the keys and runs `work` as a locked section of the instance's own application. */
-async function runLocked<T>(self: Instance, args: unknown[], plan: LockedPlan, work: () => Promise<T>) {
-  const sections = self?.[plan.sectionsProperty];
+async function runLocked<T>(
+  self: Instance,
+  args: unknown[],
+  plan: LockedPlan,
+  run: ScheduledRun | undefined,
+  work: () => Promise<T>,
+) {
+  const sections = self?.[plan.sectionsProperty] as LockedSections | undefined;
   if (sections === undefined || typeof sections.run !== 'function') {
     throw new RedlockError(messages.notManaged(plan.where));
   }
   const resources = normalizeResources(plan.key.render(args));
+  if (run) return sections.run(resources, plan.scheduledOptions, plan.scheduledOnBusy, plan.where, work, run);
   return sections.run(resources, plan.options, plan.onBusy, plan.where, work);
 }

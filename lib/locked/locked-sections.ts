@@ -3,9 +3,11 @@ import {
   InvalidArgumentError,
   Lock,
   LockBusyError,
-  RedlockError,
+  QuorumUnavailableError,
+  ShutdownError,
   USING_OPTION_KEYS,
   UsingOptions,
+  formatResources,
   normalizeResources,
   withTimeout,
 } from '../core';
@@ -15,14 +17,23 @@ import * as messages from '../redlock.messages';
 import type { ResolvedModuleOptions } from '../redlock.module-options';
 import { currentLock, heldInChain, runInChain } from './call-chain';
 import { HeldLocks } from './held-locks';
+import type { TickSchedule } from './scheduled-tick';
 
 /** How a locked section ended: it ran (with its value), or it was skipped because the lock was busy. */
 export type SectionOutcome<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
 
+/** A call of a method scheduled with @nestjs/schedule: which schedule, and when its timer fired (epoch ms). */
+export interface ScheduledRun {
+  readonly schedule: TickSchedule;
+  readonly firedAt: number;
+  /** Keep the lock until shortly before the next tick (docs/DESIGN.md §10). */
+  readonly oncePerTick: boolean;
+}
+
 /**
  * The locked sections of one application: what `@Locked` methods and `RedlockService.using()` run through.
- * Keeps the call chain (reentrancy: resources a section already holds are not acquired again), the locks
- * held through the application (for shutdown), and refuses new locks once the application shuts down.
+ * Keeps the call chain (reentrancy: resources a section already holds are not acquired again) and the
+ * locks held through the application, and drains them at shutdown (docs/DESIGN.md §9).
  */
 @Injectable()
 export class LockedSections {
@@ -40,7 +51,8 @@ export class LockedSections {
    * Runs `work` holding `resources`. Those the call chain already holds are reused; the others are locked
    * through the core (renewal and loss handling are the core's), with `work` running in the call chain.
    * With `onBusy: 'skip'`, a lock busy before `work` started ends as `{ ran: false }` (logged at debug
-   * level, naming `where`) instead of rejecting with `LockBusyError`.
+   * level, naming `where`) instead of rejecting with `LockBusyError`. A scheduled run keeps its lock until
+   * shortly before the next tick, and a tick without a quorum is skipped with one warning.
    */
   async run<T>(
     resources: readonly string[],
@@ -48,6 +60,7 @@ export class LockedSections {
     onBusy: 'throw' | 'skip',
     where: string,
     work: (lock: Lock) => Promise<T>,
+    scheduled?: ScheduledRun,
   ): Promise<SectionOutcome<T>> {
     const { missing, holder } = heldInChain(this, resources);
     if (missing.length === 0)
@@ -62,18 +75,35 @@ export class LockedSections {
         this.log?.debug(messages.skipped(where, missing));
         return { ran: false };
       }
+      if (scheduled && error instanceof QuorumUnavailableError) {
+        this.log?.warn(messages.tickUnavailable(where, scheduled.schedule.description, error));
+        return { ran: false };
+      }
       throw error;
     }
-    const value = await this.redlock.runUnderLock(lock, settings, async () => {
-      this.refuseWhenClosed(missing); // acquired while shutdown released the others: let go at once
-      this.held.add(lock);
-      try {
-        return await runInChain(this, lock, () => work(lock));
-      } finally {
-        this.held.delete(lock);
-      }
-    });
-    return { ran: true, value };
+    const keepFor =
+      scheduled?.oncePerTick === true
+        ? () => {
+            const now = Date.now();
+            return scheduled.schedule.holdUntil(scheduled.firedAt, now) - now;
+          }
+        : undefined;
+    this.held.add(lock);
+    try {
+      const value = await this.redlock.runUnderLock(
+        lock,
+        settings,
+        () => {
+          this.refuseWhenClosed(missing); // acquired while shutdown began: let go at once
+          return runInChain(this, lock, () => work(lock));
+        },
+        keepFor,
+      );
+      return { ran: true, value };
+    } finally {
+      // After the release (or the hold until the next tick): shutdown waits for exactly this.
+      this.held.delete(lock);
+    }
   }
 
   /** Normalises `resources`, refusing those the call chain already holds (acquiring them would wait for itself). */
@@ -107,24 +137,34 @@ export class LockedSections {
   }
 
   refuseWhenClosed(resources: readonly string[]): void {
-    if (this.closed) throw new RedlockError(messages.shuttingDown(resources), resources);
+    if (this.closed) throw new ShutdownError(messages.shuttingDown(resources), resources);
   }
 
   /**
-   * Shutdown: refuses new locks from now on and releases the locks still held, within `timeout` ms (the
-   * keys of those not released by then expire with their ttl).
+   * Shutdown: refuses new locks from now on; aborts the `signal` of every lock still held (with a
+   * `ShutdownError`); waits up to `timeout` ms for the work under them to finish and their locks to be
+   * released. Locks still held after that are never released under work that may still be running: their
+   * keys are left to expire with their ttl, and they are named in a warning.
    */
   async close(timeout: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const locks = this.held.drain();
-    if (locks.length === 0) return;
-    this.log?.debug(messages.shutdownReleasing(locks.length));
-    const releases = Promise.allSettled(locks.map((lock) => this.redlock.release(lock)));
-    const settled = await withTimeout(releases, timeout, () => new Error('shutdown timeout')).then(
+    const held = this.held.live();
+    if (held.length === 0) return;
+    this.log?.debug(messages.shutdownDraining(held.length));
+    for (const lock of held)
+      lock.abortSignal(new ShutdownError(messages.shutdownSignal(lock.resources), lock.resources));
+    const drained = await withTimeout(
+      this.held.whenEmpty(),
+      timeout,
+      () => new Error('shutdownTimeout'),
+    ).then(
       () => true,
       () => false,
     );
-    if (!settled) this.log?.warn(messages.shutdownTimedOut(timeout));
+    if (!drained) {
+      const left = this.held.live().map((lock) => formatResources(lock.resources));
+      this.log?.warn(messages.shutdownLeftHeld(timeout, left));
+    }
   }
 }

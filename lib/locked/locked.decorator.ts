@@ -64,6 +64,7 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
     const sectionsProperty = Symbol(messages.sectionsProperty(where));
     const plan: LockedPlan = {
       where,
+      propertyKey,
       key: compileLockKey(key, where, original.length),
       ...planOptions(where, options),
       observable: isObservableType(Reflect.getMetadata('design:returntype', target, propertyKey)),
@@ -82,27 +83,45 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
  * Validates the options now, with the core's own rules for `using()` options (unknown keys included), so a
  * bad one fails when the class is defined. The module's defaults are not known yet: the core's stand in.
  */
-function planOptions(
-  where: string,
-  options: LockedOptions | undefined,
-): Pick<LockedPlan, 'options' | 'onBusy'> {
-  if (options === undefined) return { options: undefined, onBusy: 'throw' };
+function planOptions(where: string, options: LockedOptions | undefined): PlannedOptions {
+  const given = options ?? {};
   const bad = (problem: string) => new InvalidArgumentError(messages.badLockedOptions(where, problem));
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
     throw bad("options must be an object like { ttl: 5000, onBusy: 'skip' }.");
   }
-  const { onBusy = 'throw', ...rest } = options;
-  if (onBusy !== 'throw' && onBusy !== 'skip') throw bad(messages.badOnBusy(onBusy));
-  // Skipping is for work another instance is already doing: one attempt, unless a wait is asked for.
-  const core: UsingOptions = onBusy === 'skip' && rest.wait === undefined ? { ...rest, wait: 0 } : rest;
+  const { onBusy, oncePerTick = true, ...rest } = given;
+  if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') throw bad(messages.badOnBusy(onBusy));
+  if (typeof oncePerTick !== 'boolean') throw bad(messages.badOncePerTick(oncePerTick));
   try {
-    resolveCallOptions(core, CORE_DEFAULTS, USING_OPTION_KEYS);
+    resolveCallOptions(rest, CORE_DEFAULTS, USING_OPTION_KEYS);
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
-    const also = error instanceof UnknownOptionError ? messages.lockedAlsoAccepts(['onBusy']) : '';
+    const also = error instanceof UnknownOptionError ? messages.lockedAlsoAccepts(LOCKED_ONLY_KEYS) : '';
     throw bad(error.message + also);
   }
-  return { options: Object.keys(core).length > 0 ? Object.freeze(core) : undefined, onBusy };
+  // Called directly, a busy lock throws unless told to skip; a scheduled tick skips unless told to throw.
+  const direct = onBusy ?? 'throw';
+  const scheduled = onBusy ?? 'skip';
+  return {
+    options: coreOptions(rest, direct),
+    onBusy: direct,
+    scheduledOptions: coreOptions(rest, scheduled),
+    scheduledOnBusy: scheduled,
+    oncePerTick,
+  };
+}
+
+type PlannedOptions = Pick<
+  LockedPlan,
+  'options' | 'onBusy' | 'scheduledOptions' | 'scheduledOnBusy' | 'oncePerTick'
+>;
+
+const LOCKED_ONLY_KEYS = ['onBusy', 'oncePerTick'];
+
+/** Skipping is for work another instance is already doing: one attempt, unless a wait is asked for. */
+function coreOptions(rest: UsingOptions, onBusy: 'throw' | 'skip'): UsingOptions | undefined {
+  const core: UsingOptions = onBusy === 'skip' && rest.wait === undefined ? { ...rest, wait: 0 } : rest;
+  return Object.keys(core).length > 0 ? Object.freeze(core) : undefined;
 }
 
 const CORE_DEFAULTS = Object.freeze({ ...DEFAULT_OPTIONS, logger: undefined }) as ResolvedOptions;

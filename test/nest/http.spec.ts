@@ -88,6 +88,45 @@ describe('@Locked on HTTP routes (platform-express, 3 real nodes)', () => {
     expect(await valuesOnNodes(nodes, keyOf('order:missing'))).toEqual([null, null, null]);
   });
 
+  it('no quorum: 503 Service Unavailable naming the resource, without Retry-After when nothing says when', async () => {
+    const app = await start({ nodeTimeout: 50 });
+    await nodes.nodes[1].pause();
+    await nodes.nodes[2].pause();
+    try {
+      const response = await request(app.getHttpServer()).get('/orders/7');
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: '"order:7" cannot be locked right now (too few lock servers available); try again later.',
+      });
+      expect(response.headers['retry-after']).toBeUndefined();
+      expect(JSON.stringify(response.body)).not.toContain('127.0.0.1');
+    } finally {
+      await nodes.nodes[1].resume();
+      await nodes.nodes[2].resume();
+    }
+  });
+
+  it('nodes inside the restart guard: 503 with Retry-After = the time until a quorum is past its window', async () => {
+    const window = 600_000; // far longer than the nodes of this file have been up
+    const app = await start({ restartGuard: window });
+    const uptimes = await Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        const info = await admin.info('server');
+        await admin.quit();
+        return Number(/uptime_in_seconds:(\d+)/.exec(info)![1]);
+      }),
+    );
+    const response = await request(app.getHttpServer()).get('/orders/8');
+    expect(response.status).toBe(503);
+    const retryAfter = Number(response.headers['retry-after']);
+    // The quorum-th shortest wait, in whole seconds: between window − the longest uptime (−1 s taken off) and the window.
+    expect(retryAfter).toBeGreaterThanOrEqual(window / 1000 - Math.max(...uptimes) - 1);
+    expect(retryAfter).toBeLessThanOrEqual(window / 1000);
+  });
+
   it('busyFilter: false leaves LockBusyError to Nest (a 500) or to your own filter', async () => {
     const app = await start({ busyFilter: false });
     const lock = await app.get(RedlockService).acquire('order:43');
@@ -104,13 +143,13 @@ describe('LockBusyFilter outside HTTP', () => {
 
   it('microservices: an error like an RpcException', async () => {
     const result = new LockBusyFilter().catch(busy, hostOf('rpc')) as Observable<never>;
-    await expect(lastValueFrom(result)).rejects.toEqual({ status: 'error', message });
+    await expect(lastValueFrom(result)).rejects.toEqual({ status: 'error', message, statusCode: 409 });
   });
 
   it('websockets: an `exception` event like the default websocket filter', () => {
     const events: unknown[] = [];
     new LockBusyFilter().catch(busy, hostOf('ws', { emit: (...event: unknown[]) => events.push(event) }));
-    expect(events).toEqual([['exception', { status: 'error', message }]]);
+    expect(events).toEqual([['exception', { status: 'error', message, statusCode: 409 }]]);
   });
 
   it('other contexts (GraphQL, ...): the original error, as if no filter applied', () => {

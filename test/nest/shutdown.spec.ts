@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Locked, RedlockError, RedlockModule, RedlockService } from '../../lib';
+import { Lock, LockBusyError, Locked, RedlockError, RedlockModule, RedlockService } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import {
   RecordingLogger,
@@ -8,6 +8,7 @@ import {
   closeApp,
   closeApps,
   createApp,
+  delay,
   eventually,
   gate,
   keyOf,
@@ -18,10 +19,10 @@ import {
 class Jobs {
   constructor(readonly redlock: RedlockService) {}
 
-  @Locked('job:<0>', { ttl: 60_000 })
-  async run(id: string, until: Promise<void>, entered: () => void) {
+  @Locked('job:<0>', { ttl: 60_000, wait: 0 })
+  async run(id: string, until: Promise<void>, entered: (lock: Lock) => void) {
     const lock = this.redlock.current()!;
-    entered();
+    entered(lock);
     await until;
     return [lock.isReleased, this.redlock.current()];
   }
@@ -51,11 +52,11 @@ describe('shutdown (3 real nodes)', () => {
     await nodes?.stop();
   });
 
-  it('releases the locks still held, closes its connections, and leaves no open handles', async () => {
+  it('drains: waits for running locked work, keeps its key meanwhile, aborts its signal, then releases', async () => {
     const before = openHandles();
     const clientsBefore = await clientsOnNodes(nodes);
     const app = await createApp({
-      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, shutdownTimeout: 10_000 })],
       providers: [Jobs],
     });
     const service = app.get(RedlockService);
@@ -64,18 +65,34 @@ describe('shutdown (3 real nodes)', () => {
     const leave = gate();
     const running = app.get(Jobs).run('1', leave.promise, entered.open);
     await entered.promise;
+    const signal = held.signal;
+
+    let closed = false;
+    const closing = closeApp(app).then(() => (closed = true));
+    // Shutdown began: the signal says so, the keys stay while the work runs, and close() waits.
+    expect(await eventually(() => signal.aborted)).toBe(true);
+    expect((signal.reason as Error).name).toBe('ShutdownError');
+    await delay(300);
+    expect(closed).toBe(false);
     expect(await valuesOnNodes(nodes, keyOf('job:1'))).not.toContain(null);
+    expect(await valuesOnNodes(nodes, keyOf('manual'))).not.toContain(null);
+    // Another instance cannot enter the section while it drains (the checker of the negative control below).
+    const other = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [Jobs],
+    });
+    await expect(other.get(Jobs).run('1', Promise.resolve(), () => undefined)).rejects.toBeInstanceOf(
+      LockBusyError,
+    );
+    await closeApp(other);
 
-    await closeApp(app);
-    // Both locks are gone from every node long before their 60 s ttl.
-    expect(await valuesOnNodes(nodes, keyOf('manual'))).toEqual([null, null, null]);
-    expect(await valuesOnNodes(nodes, keyOf('job:1'))).toEqual([null, null, null]);
-    expect(held.isReleased).toBe(true);
-
-    // The work that outlived the application finishes normally (its lock released, so no longer current);
-    // its own release is then a no-op.
+    // The work finishes under its lock; the manual lock is released by its owner.
     leave.open();
-    expect(await running).toEqual([true, undefined]);
+    expect(await running).toEqual([false, expect.anything()]);
+    await service.release(held);
+    await closing;
+    expect(await valuesOnNodes(nodes, keyOf('job:1'))).toEqual([null, null, null]);
+    expect(await valuesOnNodes(nodes, keyOf('manual'))).toEqual([null, null, null]);
 
     expect(
       await eventually(async () =>
@@ -88,6 +105,52 @@ describe('shutdown (3 real nodes)', () => {
         return after.sockets <= before.sockets && after.timers <= before.timers;
       }),
     ).toBe(true);
+  });
+
+  it('work still running after shutdownTimeout keeps its key (left to expire) and is named in a warning', async () => {
+    const logger = new RecordingLogger();
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger, shutdownTimeout: 200 })],
+      providers: [Jobs],
+    });
+    const entered = gate();
+    const leave = gate();
+    const running = app.get(Jobs).run('2', leave.promise, entered.open);
+    await entered.promise;
+    await closeApp(app);
+    // Never released under running work: the key is still on every node once close() resolved.
+    expect(await valuesOnNodes(nodes, keyOf('job:2'))).not.toContain(null);
+    expect(logger.messages('warn')).toEqual([
+      'Work still held 1 lock after shutdownTimeout (200 ms): "job:2". They are not released under work that ' +
+        'may still be running; their keys expire with their ttl.',
+    ]);
+    leave.open();
+    // It finished while its keys were still held: it was protected and resolves.
+    expect((await running)[0]).toBe(false);
+  });
+
+  it('negative control: releasing the lock of running work (the old shutdown) lets another instance in', async () => {
+    const first = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [Jobs],
+    });
+    const second = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [Jobs],
+    });
+    let held: Lock | undefined;
+    const entered = gate();
+    const leave = gate();
+    const running = first.get(Jobs).run('3', leave.promise, (lock) => {
+      held = lock;
+      entered.open();
+    });
+    await entered.promise;
+    await first.get(RedlockService).release(held!);
+    // The same check as in the drain test: here the other instance does get in while the first is inside.
+    await expect(second.get(Jobs).run('3', Promise.resolve(), () => undefined)).resolves.toBeDefined();
+    leave.open();
+    await running;
   });
 
   it('refuses new locks once shut down, with a clear error', async () => {
@@ -108,7 +171,7 @@ describe('shutdown (3 real nodes)', () => {
     );
   });
 
-  it('gives up releasing after shutdownTimeout when the nodes do not answer, and still closes', async () => {
+  it('gives up waiting after shutdownTimeout for a lock its owner never releases, and still closes', async () => {
     const logger = new RecordingLogger();
     const app = await createApp({
       imports: [
@@ -124,7 +187,8 @@ describe('shutdown (3 real nodes)', () => {
     for (const node of nodes.nodes) await node.pause();
     await closeApp(app);
     expect(logger.messages('warn')).toEqual([
-      'Releasing the locks still held did not finish within shutdownTimeout (100 ms); their keys expire with their ttl.',
+      'Work still held 1 lock after shutdownTimeout (100 ms): "stuck". They are not released under work that ' +
+        'may still be running; their keys expire with their ttl.',
     ]);
   });
 });
