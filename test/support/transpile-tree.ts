@@ -30,6 +30,7 @@ export function transpileTree(entryTs: string, name: string, linkNodeModules = f
     target: ts.ScriptTarget.ES2022,
     esModuleInterop: true,
     experimentalDecorators: true,
+    emitDecoratorMetadata: true,
     useDefineForClassFields: false,
   };
   const pending = [entryTs];
