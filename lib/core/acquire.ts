@@ -50,7 +50,9 @@ export type AcquisitionResult = (
  * lock it waits for the holder's release announcement (subscribed before the next attempt, so a release
  * cannot slip between the busy answer and the subscription) or for the holder's remaining ttl, whichever
  * comes first; without announcements it falls back to jittered exponential backoff. On failure or abort
- * every key this owner may have written is removed on every node, including nodes that timed out.
+ * every key this owner may have written is removed on every node, including nodes that timed out. With
+ * `retrySplitsOnly`, a lock another owner holds ends the acquisition at once; only split votes and
+ * unavailable nodes are retried (a scheduled tick: the holder is running this very tick).
  */
 export async function acquireWithRetries(
   plan: AcquirePlan,
@@ -59,6 +61,7 @@ export async function acquireWithRetries(
   wait: number,
   claim: OwnerClaim,
   signal: AbortSignal | undefined,
+  retrySplitsOnly = false,
 ): Promise<AcquisitionResult> {
   const { clock } = plan;
   const began = clock.now();
@@ -82,7 +85,9 @@ export async function acquireWithRetries(
       // retries; a randomised, growing backoff (deaf to the others' release announcements) breaks the tie.
       const split = attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
       let delay: number | undefined;
-      if (budget <= 0) delay = undefined;
+      let guardWait: number | undefined;
+      // A lock another owner holds on a quorum is final when only split votes are worth retrying.
+      if (budget <= 0 || (retrySplitsOnly && attempt.kind === 'busy' && !split)) delay = undefined;
       else if (split) {
         splits++;
         await waiter.subscribe();
@@ -91,6 +96,14 @@ export async function acquireWithRetries(
         // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
         // subscribing, try once more at once: the holder may have released before the subscription was active.
         delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, plan));
+      } else if (attempt.kind === 'unavailable' && (guardWait = guardWaitOf(attempt.votes, plan.quorum))) {
+        // The restart guard keeps the quorum away for a known time: wait it out when the budget allows, or
+        // give up at once (the error says when it ends).
+        // (Uptime is known in whole seconds: the refusal may end up to a second later than it says.)
+        delay =
+          guardWait <= budget + GUARD_GRANULARITY
+            ? Math.min(budget, guardWait + 1 + plan.random() * Math.min(plan.retryDelay, 5))
+            : undefined;
       } else if (waiter.announced) {
         delay = Math.min(budget, plan.random() * Math.min(plan.retryDelay, 5));
       } else {
@@ -128,7 +141,12 @@ export async function attemptAcquire(
     isYes: isAcquired,
     onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
   });
-  if (!result.success) return classify(plan, votesOf(nodes, result.answers, voteOfReply));
+  if (!result.success) {
+    return classify(
+      plan,
+      votesOf(nodes, result.answers, (reply) => voteOfReply(reply, request.guardWindow)),
+    );
+  }
 
   let token: number | undefined;
   if (request.fenceKeys.length > 0) {
@@ -158,7 +176,7 @@ export async function attemptAcquire(
   if (deadline > clock.now() || plan.unsafeSkipValidityCheck) return { kind: 'acquired', deadline, token };
   return {
     kind: 'expired',
-    votes: votesOf(nodes, result.answers, voteOfReply),
+    votes: votesOf(nodes, result.answers, (reply) => voteOfReply(reply, request.guardWindow)),
     elapsed: clock.now() - start,
   };
 }
@@ -174,11 +192,14 @@ export function failureOf(
 ): LockBusyError | QuorumUnavailableError {
   if (attempt.kind === 'busy') return new LockBusyError(resources, attempt.votes, attempts, elapsed);
   const { ttl } = request;
+  const retryAfter = guardWaitOf(attempt.votes, plan.quorum);
+  const guarded = attempt.kind === 'unavailable' && retryAfter !== undefined && attempt.detail === undefined;
   const detail =
     attempt.kind === 'expired'
       ? messages.expiredAtGrant(attempt.elapsed, ttl, driftOf(ttl, plan.driftFactor))
-      : attempt.detail;
-  const retryAfter = guardWaitOf(attempt.votes, plan.quorum, request.guardWindow);
+      : guarded
+        ? messages.guardRefusal(request.guardWindow, retryAfter)
+        : attempt.detail;
   return new QuorumUnavailableError(resources, attempt.votes, attempts, plan.quorum, detail, retryAfter);
 }
 
@@ -186,12 +207,12 @@ export function failureOf(
  * How long until a quorum is past the restart guard, when refusals are what kept it away: the quorum-th
  * shortest wait over the nodes (0 for nodes that answered, none for nodes that failed). Undefined otherwise.
  */
-export function guardWaitOf(votes: readonly NodeVote[], quorum: number, window: number): number | undefined {
+export function guardWaitOf(votes: readonly NodeVote[], quorum: number): number | undefined {
   if (!votes.some((vote) => vote.outcome === 'refused')) return undefined;
   const waits = votes
     .map((vote) =>
       vote.outcome === 'refused'
-        ? Math.max(0, window - (vote.restartedAgo ?? 0))
+        ? (vote.guardRemaining ?? Infinity)
         : vote.outcome === 'error' || vote.outcome === 'timeout'
           ? Infinity
           : 0,
@@ -255,6 +276,9 @@ function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
   return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
 }
 
+/** Nodes report uptime in whole seconds. */
+const GUARD_GRANULARITY = 1_000;
+
 const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
 
 function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; wokenByTimer: number } {
@@ -269,13 +293,17 @@ function isTrue(value: boolean): boolean {
   return value;
 }
 
-function voteOfReply(reply: AcquireReply): VoteOutcome {
+function voteOfReply(reply: AcquireReply, window: number): VoteOutcome {
   switch (reply.outcome) {
     case 'acquired':
       return ACQUIRED;
     case 'busy':
       return { outcome: 'busy', holderTtl: reply.holderTtl };
     default:
-      return { outcome: 'refused', restartedAgo: reply.uptime };
+      return {
+        outcome: 'refused',
+        restartedAgo: reply.uptime,
+        guardRemaining: Math.max(0, window - reply.uptime),
+      };
   }
 }

@@ -22,8 +22,13 @@ export interface NodeVote {
   readonly error?: Error;
   /** For `busy`: the holder's remaining time to live on this node, in ms. */
   readonly holderTtl?: number;
-  /** For `refused`: how long ago the node restarted, in ms. */
+  /**
+   * For `refused` (restart guard): how long ago the node started (or, in the guard's portable mode, since its
+   * data was first seen), in ms.
+   */
   readonly restartedAgo?: number;
+  /** For `refused`: how much longer this node refuses locks, in ms. */
+  readonly guardRemaining?: number;
 }
 
 /** The base class of every error this library throws. `instanceof RedlockError` catches them all. */

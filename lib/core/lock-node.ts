@@ -21,8 +21,11 @@ export type AcquireReply =
   | { readonly outcome: 'acquired'; readonly token: number }
   /** Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished). */
   | { readonly outcome: 'busy'; readonly holderTtl: number }
-  /** The node restarted `uptime` ms ago, within the restart-guard window, and refused. */
-  | { readonly outcome: 'refused'; readonly uptime: number };
+  /**
+   * The node refused: inside the restart-guard window. `uptime`: how long it has been up (precise mode, from
+   * INFO) or how long its data has existed (`basis: 'data-age'`, portable mode), in ms.
+   */
+  | { readonly outcome: 'refused'; readonly uptime: number; readonly basis?: 'uptime' | 'data-age' };
 
 /**
  * One independent Redis node as the algorithm sees it. The core reaches Redis only through this interface,
@@ -56,13 +59,22 @@ export interface LockNode {
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
    */
   watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
-  /** Optional, for health checks: resolves a lower bound of the node's uptime in ms (rejects when it cannot be asked). */
-  probe?(): Promise<number>;
+  /**
+   * Optional, for health checks: resolves a lower bound of the node's uptime in ms, or undefined when the
+   * node cannot tell (rejects when it cannot be asked).
+   */
+  probe?(): Promise<number | undefined>;
   /**
    * Optional: resolves once the node can take commands, starting a lazy connection; rejects with the reason
    * when it cannot within `timeout` ms. Nodes without it count as ready.
    */
   connect?(timeout: number): Promise<void>;
+  /**
+   * Optional: how this node's restart guard decides, once known — `'uptime'` (precise: the server's uptime
+   * and run_id, from INFO) or `'data-age'` (portable: a marker key whose absence means the data was lost;
+   * used where INFO is denied or incomplete).
+   */
+  readonly guardMode?: 'uptime' | 'data-age';
   /**
    * Optional: lets go of what the node holds for this instance (connections it created, subscribers),
    * within `timeout` ms. Called once, by `Redlock.quit()`.
@@ -76,4 +88,6 @@ export interface ReadyState {
   readonly ready: boolean;
   /** Why it is not ready, when it is not. */
   readonly error?: Error;
+  /** How the node's restart guard decides (when the node says). */
+  readonly guardMode?: 'uptime' | 'data-age';
 }

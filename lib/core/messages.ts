@@ -35,7 +35,10 @@ export function formatVotes(votes: readonly NodeVote[]): string {
       let text = `${v.node} ${v.outcome}`;
       if (v.error) text += ` (${v.error.message})`;
       if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
-      if (v.restartedAgo !== undefined) text += ` (node restarted ${v.restartedAgo} ms ago)`;
+      if (v.restartedAgo !== undefined) {
+        text += ` (restart guard: up ${v.restartedAgo} ms`;
+        text += v.guardRemaining !== undefined ? `, refuses for ${v.guardRemaining} ms more)` : ')';
+      }
       return text;
     })
     .join('; ');
@@ -56,8 +59,38 @@ export function hintsFor(votes: readonly NodeVote[]): string {
       hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
     }
   }
-  hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
+  const guarded = votes.filter((vote) => vote.outcome === 'refused').length;
+  const failing = votes.some((vote) => vote.outcome === 'error' || vote.outcome === 'timeout');
+  if (guarded > 0) hints.add(guardHint(guarded, votes.length));
+  if (failing || guarded === 0)
+    hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
   return [...hints].join(' ');
+}
+
+/** Why refusals by the restart guard are deliberate, and how to turn it off where that is safe. */
+function guardHint(guarded: number, total: number): string {
+  return (
+    `${guarded} of ${total} nodes refused because of the restart guard: they restarted or are new, and a node ` +
+    'that lost its data must not hand out a lock that another owner may still hold, so it refuses for one ' +
+    'window (option restartGuard, by default the largest ttl). This is deliberate; acquire() waits it out when ' +
+    'it ends within `wait`. For development and tests with fresh nodes, set restartGuard: false.'
+  );
+}
+
+export function portableGuard(nodes: readonly string[]): string {
+  return (
+    `INFO is not readable on ${nodes.join(', ')} (ACL without @dangerous, a managed service, or no run_id): the ` +
+    'restart guard runs in its portable mode there — a node that lost its data is recognised by a missing ' +
+    'marker key and refuses for one window; a node that restored old data from disk but lost its last writes ' +
+    'is only recognised where INFO is readable (grant +info to the Redis user for that).'
+  );
+}
+
+export function guardRefusal(window: number, retryAfter: number | undefined): string {
+  return (
+    `the restart guard (window ${window} ms) keeps too many nodes from taking locks` +
+    (retryAfter !== undefined ? `; a quorum takes part again in ${retryAfter} ms` : '')
+  );
 }
 
 export function busy(

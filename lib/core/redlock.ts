@@ -70,6 +70,7 @@ export class Redlock implements LockOwner {
   private readonly defaultSettings: CallSettings;
   /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
   private readonly guardKey: string;
+  private portableNoticed = false;
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -175,12 +176,14 @@ export class Redlock implements LockOwner {
 
   /**
    * @internal Acquires already normalised resources with resolved settings: the lock, or — when busy and
-   * `throwOnBusy` is false — null. What `acquire`, `tryAcquire`, `using` and the Nest layer run.
+   * `throwOnBusy` is false — null; with `retrySplitsOnly`, a lock held by another owner is not waited for.
+   * What `acquire`, `tryAcquire`, `using` and the Nest layer run.
    */
   async lockResources(
     resources: string[],
     settings: CallSettings,
     throwOnBusy: boolean,
+    retrySplitsOnly = false,
   ): Promise<Lock | null> {
     const { plan } = this;
     const prefix = this.options.keyPrefix;
@@ -198,7 +201,7 @@ export class Redlock implements LockOwner {
     };
     const began = plan.clock.now();
     const attempt = (wait: number) =>
-      acquireWithRetries(plan, resources, request, wait, claim, settings.signal);
+      acquireWithRetries(plan, resources, request, wait, claim, settings.signal, retrySplitsOnly);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
     const result =
@@ -250,7 +253,8 @@ export class Redlock implements LockOwner {
       result = await work();
     } catch (error) {
       stop?.();
-      await this.release(lock);
+      // A scheduled tick that failed was still run: keep its lock too, so no other instance runs it again.
+      if (!(await this.keptAfterWork(lock, keepFor))) await this.release(lock);
       throw error;
     }
     stop?.();
@@ -264,13 +268,13 @@ export class Redlock implements LockOwner {
   }
 
   /**
-   * After successful work, with `keepFor`: sets the lock to expire in `keepFor()` ms instead of releasing it
-   * (a scheduled tick keeps its lock until shortly before the next tick). False when it should be released
-   * (nothing or too little to keep, or the nodes did not take the new ttl).
+   * After the work, with `keepFor`: sets the lock to expire in `keepFor()` ms instead of releasing it (a
+   * scheduled tick keeps its lock until shortly before the next tick). False when it should be released
+   * (nothing or too little to keep, the lock is no longer valid, or the nodes did not take the new ttl).
    */
   private async keptAfterWork(lock: Lock, keepFor: (() => number) | undefined): Promise<boolean> {
     const ms = keepFor ? Math.floor(keepFor()) : 0;
-    if (!(ms >= MIN_KEEP)) return false;
+    if (!(ms >= MIN_KEEP) || lock.isExpired) return false;
     try {
       await this.extend(lock, ms);
       return true;
@@ -337,16 +341,22 @@ export class Redlock implements LockOwner {
    * Waits until the nodes are connected (at most `timeout` ms), starting lazy clients. Resolves with each
    * node's state; never rejects — unreachable nodes only lower the number of votes available.
    */
-  connect(timeout = 5_000): Promise<ReadyState[]> {
-    return Promise.all(
+  async connect(timeout = 5_000): Promise<ReadyState[]> {
+    const states = await Promise.all(
       this.nodes.map((node): Promise<ReadyState> | ReadyState => {
         if (!node.connect) return { node: node.name, ready: true };
         return node.connect(timeout).then(
-          () => ({ node: node.name, ready: true }),
+          (): ReadyState => ({ node: node.name, ready: true, guardMode: node.guardMode }),
           (error: unknown) => ({ node: node.name, ready: false, error: error as Error }),
         );
       }),
     );
+    const portable = states.filter((state) => state.guardMode === 'data-age').map((state) => state.node);
+    if (portable.length > 0 && this.options.restartGuard !== false && !this.portableNoticed) {
+      this.portableNoticed = true;
+      this.options.logger?.warn(messages.portableGuard(portable));
+    }
+    return states;
   }
 
   /**

@@ -18,6 +18,8 @@ export interface LockedPlan {
   /** The same, on a method scheduled with @nestjs/schedule (busy: skip by default, one attempt). */
   readonly scheduledOptions: UsingOptions | undefined;
   readonly scheduledOnBusy: 'throw' | 'skip';
+  /** The caller chose the wait of a scheduled call (otherwise the schedule's own short wait applies). */
+  readonly scheduledWaitGiven: boolean;
   /** Keep a scheduled tick's lock until shortly before the next tick. */
   readonly oncePerTick: boolean;
   /** The method returns an Observable (known from its declared return type). */
@@ -33,10 +35,17 @@ type Instance = Record<string | symbol, unknown>;
 export function lockedMethod(original: Method, plan: LockedPlan): Method {
   // Read on the first call: decorators written above @Locked put their metadata on the final method later.
   let schedule: TickSchedule | null | undefined;
+  let scheduledOptions: UsingOptions | undefined;
   return function (this: Instance, ...args: unknown[]): unknown {
-    if (schedule === undefined) schedule = scheduleOf(finalMethod(this, plan.propertyKey)) ?? null;
+    if (schedule === undefined) {
+      schedule = scheduleOf(finalMethod(this, plan.propertyKey)) ?? null;
+      scheduledOptions =
+        schedule && !plan.scheduledWaitGiven
+          ? Object.freeze({ ...plan.scheduledOptions, wait: schedule.wait })
+          : plan.scheduledOptions;
+    }
     const run: ScheduledRun | undefined = schedule
-      ? { schedule, firedAt: Date.now(), oncePerTick: plan.oncePerTick }
+      ? { schedule, firedAt: Date.now(), oncePerTick: plan.oncePerTick, options: scheduledOptions }
       : undefined;
     return plan.observable
       ? lockedObservable(original, this, args, plan, run)
@@ -119,6 +128,6 @@ async function runLocked<T>(
     throw new RedlockError(messages.notManaged(plan.where));
   }
   const resources = normalizeResources(plan.key.render(args));
-  if (run) return sections.run(resources, plan.scheduledOptions, plan.scheduledOnBusy, plan.where, work, run);
+  if (run) return sections.run(resources, run.options, plan.scheduledOnBusy, plan.where, work, run);
   return sections.run(resources, plan.options, plan.onBusy, plan.where, work);
 }

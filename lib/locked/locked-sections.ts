@@ -28,6 +28,8 @@ export interface ScheduledRun {
   readonly firedAt: number;
   /** Keep the lock until shortly before the next tick (docs/DESIGN.md §10). */
   readonly oncePerTick: boolean;
+  /** The per-call options of a scheduled call (with the schedule's short default wait). */
+  readonly options: UsingOptions | undefined;
 }
 
 /**
@@ -69,7 +71,7 @@ export class LockedSections {
     const settings = this.redlock.settingsFor(options, USING_OPTION_KEYS);
     let lock: Lock;
     try {
-      lock = (await this.redlock.lockResources(missing, settings, true)) as Lock;
+      lock = (await this.redlock.lockResources(missing, settings, true, scheduled !== undefined)) as Lock;
     } catch (error) {
       if (onBusy === 'skip' && error instanceof LockBusyError) {
         this.log?.debug(messages.skipped(where, missing));

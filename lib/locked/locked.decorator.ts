@@ -107,13 +107,14 @@ function planOptions(where: string, options: LockedOptions | undefined): Planned
     onBusy: direct,
     scheduledOptions: coreOptions(rest, scheduled),
     scheduledOnBusy: scheduled,
+    scheduledWaitGiven: rest.wait !== undefined || scheduled === 'throw',
     oncePerTick,
   };
 }
 
 type PlannedOptions = Pick<
   LockedPlan,
-  'options' | 'onBusy' | 'scheduledOptions' | 'scheduledOnBusy' | 'oncePerTick'
+  'options' | 'onBusy' | 'scheduledOptions' | 'scheduledOnBusy' | 'scheduledWaitGiven' | 'oncePerTick'
 >;
 
 const LOCKED_ONLY_KEYS = ['onBusy', 'oncePerTick'];

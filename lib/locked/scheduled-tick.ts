@@ -10,6 +10,11 @@ export interface TickSchedule {
   /** `cron '*\/10 * * * * *'`, `interval 1000 ms`, `timeout 5000 ms`: for messages. */
   readonly description: string;
   /**
+   * The default `wait` of a tick, ms: timers of several instances can fire in the same millisecond and split
+   * the votes so that nobody wins; a short retry settles it (well inside the margin before the next tick).
+   */
+  readonly wait: number;
+  /**
    * The wall-clock time (epoch ms) until which a run that fired at `firedAt` and returned at `endedAt` keeps
    * its lock: the margin before the first tick after both the served tick and `endedAt`. At or before
    * `endedAt` when nothing is worth keeping.
@@ -34,6 +39,13 @@ export function marginOf(period: number): number {
   return Math.min(MAX_MARGIN, period / 4);
 }
 
+/** Retrying a split vote for this long settles it (a few randomised backoffs); never more than half the margin. */
+const SPLIT_WAIT = 150;
+
+function waitFor(period: number): number {
+  return Math.floor(Math.min(SPLIT_WAIT, marginOf(period) / 2));
+}
+
 /** The schedule of `method`, or undefined when no @nestjs/schedule decorator is on it. */
 export function scheduleOf(method: unknown): TickSchedule | undefined {
   if (typeof method !== 'function') return undefined;
@@ -55,6 +67,7 @@ function periodic(period: number, kind: 'interval' | 'timeout'): TickSchedule {
   const margin = marginOf(period);
   return {
     description: `${kind} ${period} ms`,
+    wait: waitFor(period),
     holdUntil(firedAt, endedAt) {
       let next = firedAt + period;
       if (endedAt >= next) next += Math.ceil((endedAt - next + 1) / period) * period;
@@ -88,6 +101,7 @@ function cronSchedule(metadata: CronMetadata): TickSchedule {
     const at = cronTime.getTime();
     return {
       description: `cron at ${cronTime.toISOString()}`,
+      wait: SPLIT_WAIT,
       holdUntil: (_firedAt, endedAt) => Math.max(at, endedAt) + ONE_OFF_HOLD,
     };
   }
@@ -96,8 +110,11 @@ function cronSchedule(metadata: CronMetadata): TickSchedule {
   const zone = timeZone ?? zoneOfOffset(utcOffset);
   const nextAfter = (ms: number) =>
     time.getNextDateFrom(luxon.DateTime.fromMillis(ms, zone ? { zone } : undefined), zone).toMillis();
+  const now = Date.now();
+  const first = nextAfter(now);
   return {
     description: `cron '${String(cronTime)}'`,
+    wait: waitFor(nextAfter(first) - first),
     holdUntil(firedAt, endedAt) {
       // The tick after the one served (a timer that fired a few ms early serves the coming tick).
       let next = nextAfter(firedAt + EARLY_FIRE);

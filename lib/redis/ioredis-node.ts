@@ -45,8 +45,14 @@ export class IoredisLockNode implements LockNode {
   get ordered(): boolean {
     return this.owned && !this.commands.reordering;
   }
+  /** How the restart guard decides here: `'data-age'` once INFO proved unreadable (ACL, managed services). */
+  get guardMode(): 'uptime' | 'data-age' {
+    return this.infoDenied ? 'data-age' : 'uptime';
+  }
   private channels: ReleaseChannels | undefined;
   private runId = '';
+  private infoDenied = false;
+  private learning: Promise<void> = Promise.resolve();
   private readonly commands: CommandBatcher;
   private readonly onReady = () => this.learnRunId();
   private readonly onClose = () => (this.runId = '');
@@ -72,14 +78,21 @@ export class IoredisLockNode implements LockNode {
 
   private learnRunId(): void {
     this.runId = '';
-    this.client.info('server').then(
-      (info) => (this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? ''),
-      () => undefined,
+    this.learning = this.client.info('server').then(
+      (info) => {
+        this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
+        // Dragonfly and some proxies answer INFO without a run_id: the precise guard cannot work there.
+        this.infoDenied = this.runId === '';
+      },
+      (error: unknown) => {
+        // Denied by ACL (NOPERM), renamed or unsupported: the guard runs in its portable mode.
+        if (isRefusal(error)) this.infoDenied = true;
+      },
     );
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId)).then(acquireReplyOf);
+    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId, this.infoDenied)).then(acquireReplyOf);
   }
 
   fence(
@@ -99,9 +112,13 @@ export class IoredisLockNode implements LockNode {
     return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then(Number);
   }
 
-  async probe(): Promise<number> {
+  async probe(): Promise<number | undefined> {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
+    if (this.infoDenied) {
+      await this.client.ping();
+      return undefined;
+    }
     const info = await this.client.info('server');
     // A lower bound, as in the acquire script: the reported whole seconds can exceed the real uptime by one.
     return Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) - 1) * 1000;
@@ -112,8 +129,10 @@ export class IoredisLockNode implements LockNode {
     return this.channels.watch(keys, listener);
   }
 
-  connect(timeout: number): Promise<void> {
-    return waitForReady(this.client, timeout);
+  /** Ready, and the guard mode learnt (INFO read or found unreadable). */
+  async connect(timeout: number): Promise<void> {
+    await waitForReady(this.client, timeout);
+    await this.learning;
   }
 
   /** Closes the subscriber connection, if one was opened, and — for a client the library created — the client. */
@@ -141,7 +160,13 @@ function acquireReplyOf(raw: unknown): AcquireReply {
   const code = reply[0];
   if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
   if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
-  return { outcome: 'refused', uptime: Number(reply[1]) };
+  if (code === 3) return { outcome: 'refused', uptime: Number(reply[1]), basis: 'data-age' };
+  return { outcome: 'refused', uptime: Number(reply[1]), basis: 'uptime' };
+}
+
+/** A server's refusal to run a command (as opposed to a lost connection). */
+function isRefusal(error: unknown): boolean {
+  return error instanceof Error && /^(NOPERM|ERR|NOAUTH)/.test(error.message);
 }
 
 function isOne(reply: unknown): boolean {

@@ -29,18 +29,23 @@ function script(source: string, sendInFull = false): LuaScript {
 }
 
 /**
- * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — with fencing — the n fence counter keys.
- * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off),
- * ARGV[5]: 1 to raise the fence counters, ARGV[6]: the server's run_id as the client last learnt it ('' if
- * unknown), ARGV[7]: the name of this node's boot marker key.
+ * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — with fencing — the n fence counter keys,
+ * then — with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value,
+ * ARGV[2]: ttl in ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence
+ * counters, ARGV[6]: the server's run_id as the client last learnt it ('' if unknown), ARGV[7]: 1 when the
+ * client knows INFO is not readable here (denied by ACL, unsupported in scripts, or without a run_id).
  *
- * Guarantees, on this node:
- * - restart guard: while the server has been up for less than the window, nothing is written and the reply
- *   says so. Uptime comes from the server itself (INFO inside the script), so a node that came back empty —
- *   or restored old keys from disk but lost the last writes — refuses atomically. INFO is skipped only when
- *   the boot marker (written here, once the server was past the window) holds the run_id the client learnt
- *   on its current connection: a restarted server has a new run_id, so an empty one (no marker) and one
- *   that restored an old marker from disk (another run_id) are both checked again;
+ * Guarantees, on this node (docs/DESIGN.md §6):
+ * - restart guard, precise mode (INFO readable): while the server has been up for less than the window,
+ *   nothing is written and the reply says so. Uptime comes from the server itself (INFO inside the script),
+ *   so a node that came back empty — or restored old keys from disk but lost the last writes — refuses
+ *   atomically. INFO is skipped when the boot marker holds the run_id the client learnt on its current
+ *   connection (a restarted server has a new run_id, so it is checked again);
+ * - restart guard, portable mode (INFO not readable): the data-age marker, a key without ttl, holds the server
+ *   time (ms) at which this node's data was first seen; a node that lost its data lost the marker too, so its
+ *   absence starts the window now (from the server's own TIME). Catches every empty restart; a node that
+ *   restored the marker from disk but lost its last writes is not caught in this mode;
+ * - only declared keys are touched;
  * - all-or-nothing: either every lock key is set to the owner with the ttl, or none is touched;
  * - a key held by another owner is never modified; the reply says for how much longer it is held;
  * - a key already held by this same owner (a straggler from an earlier attempt of the same acquisition)
@@ -50,21 +55,48 @@ function script(source: string, sendInFull = false): LuaScript {
  *   (while clocks are sane). Counters expire after an hour without acquisitions.
  *
  * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
- * fencing, `{0, holderPttl}` busy, `{2, uptimeMs}` refused.
+ * fencing, `{0, holderPttl}` busy, `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age.
  */
 export const ACQUIRE_SCRIPT = script(
   `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
-if window > 0 and (ARGV[6] == '' or redis.call('GET', ARGV[7]) ~= ARGV[6]) then
-  local info = redis.call('INFO', 'server')
-  -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
-  -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).
-  local uptime = math.max(0, tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) - 1) * 1000
-  if uptime < window then
-    return {2, uptime}
+if window > 0 then
+  local marks = n * (ARGV[5] == '1' and 2 or 1)
+  local boot, since = KEYS[marks + 1], KEYS[marks + 2]
+  local portable = ARGV[7] == '1'
+  if portable or ARGV[6] == '' or redis.call('GET', boot) ~= ARGV[6] then
+    local info = nil
+    if not portable then
+      info = redis.pcall('INFO', 'server')
+      if type(info) ~= 'string' or not string.match(info, 'run_id:%w+') then
+        info = nil
+      end
+    end
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local first = tonumber(redis.call('GET', since))
+    if info then
+      -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
+      -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).
+      local uptime = math.max(0, (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0) - 1) * 1000
+      if uptime < window then
+        return {2, uptime}
+      end
+      redis.call('SET', boot, string.match(info, 'run_id:(%w+)'))
+      if not first then
+        redis.call('SET', since, string.format('%.0f', now - uptime))
+      end
+    else
+      if not first then
+        redis.call('SET', since, string.format('%.0f', now))
+        first = now
+      end
+      if now - first < window then
+        return {3, math.max(0, now - first)}
+      end
+    end
   end
-  redis.call('SET', ARGV[7], string.match(info, 'run_id:(%w+)'))
 end
 for i = 1, n do
   local holder = redis.call('GET', KEYS[i])
@@ -90,21 +122,22 @@ return {1, string.format('%.0f', token)}
 `,
 );
 
-/** ACQUIRE's KEYS and ARGV for `request`; `runId`: the server's run_id as last learnt ('' if unknown). */
-export function acquireCall(request: AcquireRequest, runId: string): ScriptCall {
-  const { keys, fenceKeys } = request;
+/**
+ * ACQUIRE's KEYS and ARGV for `request`. `runId`: the server's run_id as last learnt ('' if unknown);
+ * `noInfo`: INFO is known not to be readable on this node (portable guard mode).
+ */
+export function acquireCall(request: AcquireRequest, runId: string, noInfo: boolean): ScriptCall {
+  const { keys, fenceKeys, guardWindow } = request;
   const fencing = fenceKeys.length > 0;
+  let all: readonly string[] = keys;
+  if (fencing || guardWindow > 0) {
+    const list = fencing ? [...keys, ...fenceKeys] : [...keys];
+    if (guardWindow > 0) list.push(request.guardKey, `${request.guardKey}:since`);
+    all = list;
+  }
   return {
-    keys: fencing ? [...keys, ...fenceKeys] : keys,
-    args: [
-      request.owner,
-      request.ttl,
-      keys.length,
-      request.guardWindow,
-      fencing ? 1 : 0,
-      runId,
-      request.guardKey,
-    ],
+    keys: all,
+    args: [request.owner, request.ttl, keys.length, guardWindow, fencing ? 1 : 0, runId, noInfo ? 1 : 0],
   };
 }
 

@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     return exactlyStock(ctx, 'step3', tally);
   });
 
-  await step(`4. The report job (@Cron every second, onBusy: 'skip') over ${TICKS} ticks`, () =>
+  await step(`4. The report job (@Cron every second + @Locked) over ${TICKS} ticks`, () =>
     cronTicks(ctx, TICKS),
   );
 

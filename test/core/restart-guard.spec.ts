@@ -60,7 +60,10 @@ describe('restart guard (5 real nodes)', () => {
     expect(outcome).toBeInstanceOf(QuorumUnavailableError);
     const error = outcome as QuorumUnavailableError;
     expect(error.votes.find((v) => v.node === restarted)).toMatchObject({ outcome: 'refused' });
-    expect(error.message).toMatch(new RegExp(`${restarted} refused \\(node restarted \\d+ ms ago\\)`));
+    expect(error.message).toMatch(
+      new RegExp(`${restarted} refused \\(restart guard: up \\d+ ms, refuses for \\d+ ms more\\)`),
+    );
+    expect(error.message).toContain('For development and tests with fresh nodes, set restartGuard: false.');
   });
 
   it('negative control: with the guard off, the same scenario grants the lock to a second holder', async () => {

@@ -157,6 +157,15 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
     for (const fired of observation.attempts) expect(fired).toBeGreaterThanOrEqual(counts.length - 1);
   });
 
+  it('@Cron every second, instant body, three timers firing together: no tick lost to a split vote', async () => {
+    const observation = await observe('cron', 0, true, [0, 0, 0]);
+    const counts = [...runsPerTick(observation).values()];
+    report('cron, instant body, no skew', counts);
+    expect(counts.length).toBeGreaterThanOrEqual(10);
+    expect(counts).toEqual(counts.map(() => 1));
+    for (const fired of observation.attempts) expect(fired).toBeGreaterThanOrEqual(counts.length - 1);
+  });
+
   it('negative control: releasing when the body returns (oncePerTick: false) runs ticks more than once', async () => {
     const counts = [...runsPerTick(await observe('cron', 0, false, SKEWS_TO_BOUND)).values()];
     report('negative control (oncePerTick: false)', counts);

@@ -1,0 +1,121 @@
+import Redis from 'ioredis';
+import { Lock, QuorumUnavailableError, Redlock } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+
+/**
+ * The whole lock lifecycle as a least-privilege Redis user (the ACL line README gives), and as the common
+ * `+@all -@dangerous` user: INFO is denied to both, so the restart guard runs in its portable mode.
+ */
+const LEAST_PRIVILEGE =
+  'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +publish +time ' +
+  '+ping +subscribe +unsubscribe +quit';
+const NO_DANGEROUS = 'on >lockpass ~* &* +@all -@dangerous';
+
+describe('ACL users (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  const warnings: string[] = [];
+  const logger = { warn: (message: string) => warnings.push(message) };
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterEach(async () => {
+    warnings.length = 0;
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  async function asUser(name: string, rules: string): Promise<string[]> {
+    for (const node of nodes.nodes) {
+      const admin = node.redis();
+      await admin.call('ACL', 'SETUSER', name, 'reset', ...rules.split(' '));
+      await admin.quit();
+    }
+    return nodes.urls.map((url) => url.replace('redis://', `redis://${name}:lockpass@`));
+  }
+
+  async function lifecycle(urls: string[]) {
+    const redlock = new Redlock(urls, { logger, ttl: 1_000, restartGuard: 1_000, nodeTimeout: 500 });
+    const states = await redlock.connect(2_000);
+    expect(states.map((s) => [s.ready, s.guardMode])).toEqual(urls.map(() => [true, 'data-age']));
+    try {
+      // Fresh data (the markers are new): the portable guard refuses for its window, then the lock is granted.
+      const first = await redlock.acquire('acl:1', { wait: 0 }).catch((e: unknown) => e);
+      expect(first).toBeInstanceOf(QuorumUnavailableError);
+      expect(
+        (first as QuorumUnavailableError).votes.filter((v) => v.outcome === 'refused').length,
+      ).toBeGreaterThanOrEqual(2);
+      const lock = await redlock.acquire('acl:1', { wait: 3_000, fencing: true });
+      expect(lock.fencingToken).toBeGreaterThan(0);
+      await redlock.extend(lock, 5_000);
+      expect(await redlock.tryAcquire('acl:1')).toBeNull();
+      // A waiter woken by the release announcement (SUBSCRIBE and PUBLISH on redlock:* channels).
+      const waiter = redlock.acquire('acl:1', { wait: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await redlock.release(lock)).releasedOn).toBe(3);
+      const next = await waiter;
+      await redlock.using('acl:2', async (held: Lock) => expect(held.remainingTime).toBeGreaterThan(0));
+      await redlock.release(next);
+      expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+      const health = await redlock.probe();
+      expect(health.nodes.every((n) => n.up)).toBe(true);
+      // Said once, naming the nodes.
+      expect(warnings.filter((w) => w.includes('portable mode'))).toHaveLength(1);
+    } finally {
+      await redlock.quit();
+    }
+  }
+
+  it('least privilege (the ACL line README gives): acquire, fencing, extend, busy, wake-up, using, probe', async () => {
+    await lifecycle(await asUser('locker', LEAST_PRIVILEGE));
+  });
+
+  it('+@all -@dangerous: the same, INFO denied', async () => {
+    await lifecycle(await asUser('app', NO_DANGEROUS));
+  });
+
+  it('portable mode: a node that lost its data refuses for one window, then takes part again', async () => {
+    const urls = await asUser('app', NO_DANGEROUS);
+    const redlock = new Redlock(urls, { logger, ttl: 1_000, restartGuard: 1_000, nodeTimeout: 500 });
+    try {
+      await redlock.connect(2_000);
+      await redlock.release(await redlock.acquire('loss', { wait: 3_000 }));
+      // FLUSHALL on two nodes: what an empty restart leaves (the ACL user survives; a restart would lose it).
+      for (const node of nodes.nodes.slice(0, 2)) {
+        const admin = node.redis();
+        await admin.flushall();
+        await admin.quit();
+      }
+      const refused = await redlock.acquire('loss', { wait: 0 }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(QuorumUnavailableError);
+      const votes = (refused as QuorumUnavailableError).votes;
+      expect(votes.filter((v) => v.outcome === 'refused')).toHaveLength(2);
+      expect((refused as QuorumUnavailableError).retryAfter).toBeGreaterThan(0);
+      // Negative control: the guard off grants at once on the same nodes.
+      const unguarded = new Redlock(urls, { logger, restartGuard: false });
+      await unguarded.connect(2_000);
+      await unguarded.release(await unguarded.acquire('loss-control', { wait: 0 }));
+      await unguarded.quit();
+      // Waited out within `wait`.
+      const lock = await redlock.acquire('loss', { wait: 3_000 });
+      await redlock.release(lock);
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  it('the admin can see what the library wrote: only redlock:* keys', async () => {
+    const urls = await asUser('locker', LEAST_PRIVILEGE);
+    const redlock = new Redlock(urls, { logger, ttl: 1_000, restartGuard: 1_000 });
+    await redlock.connect(2_000);
+    await redlock.release(await redlock.acquire('only-prefixed', { wait: 3_000 }));
+    await redlock.quit();
+    const admin = new Redis(nodes.urls[0]);
+    const keys = await admin.keys('*');
+    await admin.quit();
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((key) => key.startsWith('redlock:'))).toBe(true);
+  });
+});
