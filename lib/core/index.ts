@@ -36,6 +36,7 @@ export {
   AcquireAbortedError,
 } from './errors';
 export type { NodeVote } from './errors';
-export { describe, formatResources } from './messages';
+export { describe, durationTooLong, formatResources } from './messages';
+export { MAX_DURATION } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';

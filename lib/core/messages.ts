@@ -22,6 +22,21 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node timer can wait';
+
+/** A duration argument outside [min, 2³¹ − 1] ms. */
+export function durationOutOfRange(name: string, min: number, given: string): string {
+  return `${name} must be a whole number of milliseconds from ${min} to ${TIMER_LIMIT}; got ${given}.`;
+}
+
+/** A duration above 2³¹ − 1 ms: Node would fire its timer after 1 ms instead. */
+export function durationTooLong(name: string, value: number, infiniteOk: boolean): string {
+  return (
+    `${name} of ${value} ms is longer than ${TIMER_LIMIT} (a longer one fires after 1 ms). ` +
+    `Use at most 2147483647${infiniteOk ? `, or ${name}: Infinity for no limit` : ''}.`
+  );
+}
+
 /** `"a"` or `["a", "b"]`, for messages. */
 export function formatResources(resources: readonly string[]): string {
   return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);

@@ -1,5 +1,6 @@
 import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
+import { validateDuration } from './durations';
 import { InvalidArgumentError, LockLostError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
 import { extendOnQuorum } from './extend';
@@ -317,7 +318,8 @@ export class Redlock implements LockOwner {
    * Waits until the nodes are connected (at most `timeout` ms), starting lazy clients. Resolves with each
    * node's state; never rejects — unreachable nodes only lower the number of votes available.
    */
-  connect(timeout = 5_000): Promise<ReadyState[]> {
+  async connect(timeout = 5_000): Promise<ReadyState[]> {
+    validateDuration(timeout, 'connect() timeout', 1);
     return Promise.all(
       this.nodes.map((node): Promise<ReadyState> | ReadyState => {
         if (!node.connect) return { node: node.name, ready: true };
@@ -333,7 +335,8 @@ export class Redlock implements LockOwner {
    * Probes every node (uptime and round trip, each within `timeout` ms) for health checks. Healthy when a
    * quorum answered and none of that quorum is still inside its restart-guard window.
    */
-  probe(timeout = 1_000): Promise<HealthReport> {
+  async probe(timeout = 1_000): Promise<HealthReport> {
+    validateDuration(timeout, 'probe() timeout', 1);
     const window = guardWindowOf(this.options, this.options.ttl);
     return probeNodes(this.nodes, this.quorum, this.plan.clock, timeout, window);
   }
@@ -344,6 +347,7 @@ export class Redlock implements LockOwner {
    * Clients passed in ready-made are left open.
    */
   async quit(timeout = 1_000): Promise<void> {
+    validateDuration(timeout, 'quit() timeout', 0);
     await Promise.all(this.nodes.map((node) => node.close?.(timeout).catch(() => undefined)));
   }
 
