@@ -1,4 +1,5 @@
 import * as messages from './messages';
+import { nearestName } from './nearest';
 
 /**
  * What one node answered in one attempt. Every failure carries these, so a message can say which node
@@ -57,12 +58,16 @@ export class UnknownOptionError extends InvalidArgumentError {
   readonly option: string;
   /** The keys that are accepted where it was given. */
   readonly known: readonly string[];
+  /** The known key nearest to {@link option} by edit distance, when it looks like a misspelling of it. */
+  readonly suggestion: string | undefined;
 
   constructor(what: string, option: string, known: Iterable<string>) {
     const list = [...known];
-    super(messages.unknownOption(what, option, list));
+    const suggestion = nearestName(option, list);
+    super(messages.unknownOption(what, option, list, suggestion));
     this.option = option;
     this.known = list;
+    this.suggestion = suggestion;
   }
 }
 

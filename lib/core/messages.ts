@@ -141,8 +141,9 @@ export function aborted(resources: readonly string[]): string {
   return `Acquiring ${formatResources(resources)} was aborted by the caller's signal.`;
 }
 
-export function unknownOption(what: string, key: string, known: Iterable<string>): string {
-  return `Unknown ${what} "${key}". Known ones: ${[...known].join(', ')}.`;
+export function unknownOption(what: string, key: string, known: readonly string[], near?: string): string {
+  const guess = near === undefined ? '' : ` (did you mean "${near}"?)`;
+  return `Unknown ${what} "${key}"${guess}. Known ones: ${known.join(', ')}.`;
 }
 
 export function evenNodeCount(count: number, quorum: number): string {

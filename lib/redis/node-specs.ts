@@ -1,5 +1,6 @@
 import Redis, { RedisOptions } from 'ioredis';
-import { InvalidArgumentError, LockNode, describe } from '../core';
+import { InvalidArgumentError, LockNode, UnknownOptionError, describe } from '../core';
+import { ioredisOptionKeys } from './ioredis-option-keys';
 import { IoredisLockNode, describeClient } from './ioredis-node';
 
 /**
@@ -91,7 +92,16 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
   if (isLockNode(spec)) return spec;
   if (isRedisClient(spec)) return new IoredisLockNode(spec);
   const options = spec as RedisOptions;
+  refuseUnknownKeys(options, index);
   return ownedNode(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...options, ...OWNED_CLIENT_SAFETY }), owned);
+}
+
+/** ioredis ignores keys it does not know: `{ hots: '10.0.0.5' }` would lock on localhost instead. */
+function refuseUnknownKeys(options: object, index: number): void {
+  const known = ioredisOptionKeys();
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw new UnknownOptionError(`ioredis option in nodes[${index}]`, key, known);
+  }
 }
 
 function ownedNode(client: Redis, owned: Redis[]): LockNode {
