@@ -4,6 +4,7 @@ import { CommandBatcher } from './command-batcher';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
 import { ReleaseChannels } from './release-channels';
+import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, releaseReplyOf } from './replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
@@ -79,7 +80,10 @@ export class IoredisLockNode implements LockNode {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId)).then(acquireReplyOf);
+    const fencing = request.fenceKeys.length > 0;
+    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId)).then((raw) =>
+      acquireReplyOf(this.name, raw, fencing),
+    );
   }
 
   fence(
@@ -88,23 +92,33 @@ export class IoredisLockNode implements LockNode {
     owner: string,
     token: number,
   ): Promise<boolean> {
-    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then(isOne);
+    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then((raw) =>
+      flagReplyOf(this.name, 'the fence script', raw),
+    );
   }
 
   extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
-    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then(isOne);
+    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then((raw) =>
+      flagReplyOf(this.name, 'the extend script', raw),
+    );
   }
 
   release(keys: readonly string[], owner: string): Promise<number> {
-    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then(Number);
+    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
+      releaseReplyOf(this.name, raw, keys.length),
+    );
   }
 
   async probe(): Promise<number> {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
     const info = await this.client.info('server');
+    const seconds = /uptime_in_seconds:(\d{1,12})\r?\n/.exec(info)?.[1];
+    if (seconds === undefined) {
+      throw new UnexpectedReplyError(this.name, 'INFO server', info, 'no uptime_in_seconds in it');
+    }
     // A lower bound, as in the acquire script: the reported whole seconds can exceed the real uptime by one.
-    return Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) - 1) * 1000;
+    return Math.max(0, Number(seconds) - 1) * 1000;
   }
 
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
@@ -131,21 +145,6 @@ export class IoredisLockNode implements LockNode {
     if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status));
     return this.commands.call(script, call.keys, call.args);
   }
-}
-
-const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
-
-function acquireReplyOf(raw: unknown): AcquireReply {
-  if (raw === 1) return ACQUIRED_UNFENCED;
-  const reply = raw as [number, number | string];
-  const code = reply[0];
-  if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
-  if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
-  return { outcome: 'refused', uptime: Number(reply[1]) };
-}
-
-function isOne(reply: unknown): boolean {
-  return reply === 1;
 }
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */
