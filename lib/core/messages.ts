@@ -42,6 +42,34 @@ export function formatResources(resources: readonly string[]): string {
   return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);
 }
 
+/** A resource with a lone UTF-16 surrogate at `index`. */
+export function notWellFormed(resource: string, index: number): string {
+  const unit = resource.charCodeAt(index).toString(16).toUpperCase();
+  return (
+    `resource ${formatResources([resource])} is not well-formed Unicode: it has a lone UTF-16 surrogate ` +
+    `(U+${unit} at index ${index}), which reaches Redis as U+FFFD, so different resources would share one ` +
+    'key. Pass well-formed strings (encode binary ids as hex or base64).'
+  );
+}
+
+/** A resource starting with `}`. */
+export function hashTagEscape(resource: string): string {
+  return (
+    `resource ${formatResources([resource])} starts with "}": in its lock key (<prefix>{}…}) the Redis Cluster ` +
+    'hash tag would be empty, so Redis would hash the whole key and the lock and fence keys of this resource ' +
+    'would land in different slots. Put another character first.'
+  );
+}
+
+/** A keyPrefix whose first `{` is followed by `}`. */
+export function emptyHashTagPrefix(prefix: string): string {
+  return (
+    `keyPrefix ${JSON.stringify(prefix)} holds an empty Redis Cluster hash tag "{}" before any other: Redis ` +
+    "would hash each whole key, so a resource's lock and fence keys would land in different slots. Remove " +
+    'the "{}" or put a non-empty tag in it.'
+  );
+}
+
 /** `127.0.0.1:6379 acquired; 127.0.0.1:6380 timeout; 127.0.0.1:6381 error (ECONNREFUSED ...)`. */
 export function formatVotes(votes: readonly NodeVote[]): string {
   if (votes.length === 0) return 'none answered';

@@ -1,6 +1,6 @@
 import { refuseTooLong } from './durations';
 import { InvalidArgumentError, UnknownOptionError } from './errors';
-import { describe } from './messages';
+import { describe, emptyHashTagPrefix } from './messages';
 
 /** Receives the core's few log lines. Pass `false` as `logger` to silence them. */
 export interface RedlockLogger {
@@ -144,6 +144,10 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   if (typeof guard === 'number') refuseTooLong(guard, 'restartGuard');
   if (typeof resolved.keyPrefix !== 'string') {
     throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
+  }
+  const brace = resolved.keyPrefix.indexOf('{');
+  if (brace >= 0 && resolved.keyPrefix[brace + 1] === '}') {
+    throw new InvalidArgumentError(emptyHashTagPrefix(resolved.keyPrefix));
   }
   const logger = options.logger === false ? undefined : (options.logger ?? consoleLogger);
   if (logger !== undefined && typeof logger.warn !== 'function') {
