@@ -1,4 +1,10 @@
-import { AcquireAbortedError, LockBusyError, NodeVote, QuorumUnavailableError } from './errors';
+import {
+  AcquireAbortedError,
+  LockBusyError,
+  NodeVote,
+  QuorumUnavailableError,
+  RedlockClosedError,
+} from './errors';
 import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
 import type { OwnerClaim } from './lock';
 import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
@@ -225,6 +231,8 @@ function throwIfAborted(
   if (!signal?.aborted) return;
   claim.abandoned = true;
   void releaseOnAll(plan, request.keys, request.owner);
+  // quit() aborts the instance's own signal with this error: say the instance closed, not the caller.
+  if (signal.reason instanceof RedlockClosedError) throw new RedlockClosedError('acquire', resources);
   throw new AcquireAbortedError(resources, signal.reason);
 }
 

@@ -129,3 +129,13 @@ export class AcquireAbortedError extends RedlockError {
     this.cause = reason;
   }
 }
+
+/**
+ * The instance was closed with `quit()`: its connections are gone (or no longer its own), so it takes no
+ * more locks. Acquisitions still waiting when `quit()` ran end with this error too.
+ */
+export class RedlockClosedError extends RedlockError {
+  constructor(operation: string, resources: readonly string[]) {
+    super(messages.closed(operation, resources), resources);
+  }
+}

@@ -34,6 +34,7 @@ export {
   QuorumUnavailableError,
   LockLostError,
   AcquireAbortedError,
+  RedlockClosedError,
 } from './errors';
 export type { NodeVote } from './errors';
 export { describe, durationTooLong, formatResources } from './messages';

@@ -169,6 +169,14 @@ export function aborted(resources: readonly string[]): string {
   return `Acquiring ${formatResources(resources)} was aborted by the caller's signal.`;
 }
 
+export function closed(operation: string, resources: readonly string[]): string {
+  const what = resources.length > 0 ? ` ${formatResources(resources)}` : '';
+  return (
+    `Cannot ${operation}${what}: this Redlock instance was closed (quit()). Create a new instance for more ` +
+    'locks; during shutdown, stop taking work before calling quit().'
+  );
+}
+
 export function unknownOption(what: string, key: string, known: readonly string[], near?: string): string {
   const guess = near === undefined ? '' : ` (did you mean "${near}"?)`;
   return `Unknown ${what} "${key}"${guess}. Known ones: ${known.join(', ')}.`;

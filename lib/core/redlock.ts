@@ -1,7 +1,7 @@
 import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
 import { validateDuration } from './durations';
-import { InvalidArgumentError, LockLostError } from './errors';
+import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
 import { extendOnQuorum } from './extend';
 import { quorumOf } from './fan-out';
@@ -27,6 +27,7 @@ import {
 } from './options';
 import { releaseOnAll } from './release';
 import { fenceKey, lockKey, normalizeResources } from './resources';
+import { eitherSignal } from './signals';
 
 /** Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
@@ -71,6 +72,8 @@ export class Redlock implements LockOwner {
   private readonly defaultSettings: CallSettings;
   /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
   private readonly guardKey: string;
+  /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
+  private readonly lifetime = new AbortController();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -183,6 +186,7 @@ export class Redlock implements LockOwner {
     settings: CallSettings,
     throwOnBusy: boolean,
   ): Promise<Lock | null> {
+    this.throwIfClosed('acquire', resources);
     const { plan } = this;
     const prefix = this.options.keyPrefix;
     const keys = resources.map((resource) => lockKey(prefix, resource));
@@ -198,16 +202,22 @@ export class Redlock implements LockOwner {
       guardKey: this.guardKey,
     };
     const began = plan.clock.now();
-    const attempt = (wait: number) =>
-      acquireWithRetries(plan, resources, request, wait, claim, settings.signal);
+    // Stops on the caller's signal or on quit(), whichever comes first.
+    const stop = eitherSignal(settings.signal, this.lifetime.signal);
+    const attempt = (wait: number) => acquireWithRetries(plan, resources, request, wait, claim, stop.signal);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    const result =
-      settings.wait > 0
-        ? await this.waiting.run(keySetId(keys), settings.wait, settings.signal, (queuedFor) =>
-            attempt(Math.max(0, settings.wait - queuedFor)),
-          )
-        : await attempt(0);
+    let result;
+    try {
+      result =
+        settings.wait > 0
+          ? await this.waiting.run(keySetId(keys), settings.wait, stop.signal, (queuedFor) =>
+              attempt(Math.max(0, settings.wait - queuedFor)),
+            )
+          : await attempt(0);
+    } finally {
+      stop.dispose();
+    }
     this.stats.wokenByRelease += result.wokenByRelease;
     this.stats.wokenByTimer += result.wokenByTimer;
     if (result.kind === 'acquired') {
@@ -286,6 +296,7 @@ export class Redlock implements LockOwner {
    */
   async extend(lock: Lock, ttl?: number): Promise<Lock> {
     this.checkOwnLock(lock, 'extend');
+    this.throwIfClosed('extend', lock.resources);
     const newTtl = ttl ?? lock.ttl;
     validateTtl(newTtl, 'ttl');
     if (lock.isReleased) throw new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
@@ -348,6 +359,7 @@ export class Redlock implements LockOwner {
    */
   async quit(timeout = 1_000): Promise<void> {
     validateDuration(timeout, 'quit() timeout', 0);
+    if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
     await Promise.all(this.nodes.map((node) => node.close?.(timeout).catch(() => undefined)));
   }
 
@@ -358,6 +370,10 @@ export class Redlock implements LockOwner {
       if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
     }
     return error;
+  }
+
+  private throwIfClosed(operation: string, resources: readonly string[]): void {
+    if (this.lifetime.signal.aborted) throw new RedlockClosedError(operation, resources);
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {

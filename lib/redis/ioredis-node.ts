@@ -21,9 +21,22 @@ import {
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
 export class NodeNotConnectedError extends Error {
   constructor(status: string) {
-    super(`not connected (client status "${status}")`);
+    super(notConnected(status));
     this.name = 'NodeNotConnectedError';
   }
+}
+
+/** Commands are never queued for later (a replay could land on a restarted node), so say how to get ready. */
+function notConnected(status: string): string {
+  if (status === 'wait') {
+    return 'not connected yet (client status "wait": a lazyConnect client never started); await redlock.connect() before locking';
+  }
+  if (status === 'end' || status === 'close')
+    return `not connected (client status "${status}": the client was closed)`;
+  return (
+    `not connected (client status "${status}"); commands are not queued for later: await redlock.connect() ` +
+    'before locking, or retry once the node is back'
+  );
 }
 
 /**
@@ -47,6 +60,8 @@ export class IoredisLockNode implements LockNode {
     return this.owned && !this.commands.reordering;
   }
   private channels: ReleaseChannels | undefined;
+  /** Set by close(): no subscriber connection may be opened after it. */
+  private closed = false;
   private runId = '';
   private readonly commands: CommandBatcher;
   private readonly onReady = () => this.learnRunId();
@@ -122,6 +137,8 @@ export class IoredisLockNode implements LockNode {
   }
 
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+    if (this.closed)
+      return Promise.reject(new Error(`${this.name}: closed by quit(), no more subscriptions`));
     this.channels ??= new ReleaseChannels(this.client);
     return this.channels.watch(keys, listener);
   }
@@ -132,6 +149,7 @@ export class IoredisLockNode implements LockNode {
 
   /** Closes the subscriber connection, if one was opened, and — for a client the library created — the client. */
   async close(timeout: number): Promise<void> {
+    this.closed = true;
     this.channels?.close();
     this.channels = undefined;
     this.client.off('ready', this.onReady);
