@@ -48,8 +48,11 @@ export function resolveNodes(specs: unknown): LockNode[] {
   const owned: Redis[] = [];
   const seen = new Map<string, number>();
   const fail = (error: InvalidArgumentError): never => {
-    // Clients created for earlier entries must not keep reconnecting after the constructor threw.
+    // Clients created for earlier entries must not keep reconnecting after the constructor threw, and
+    // clients passed in must not keep the listeners their nodes added (close() only removes them).
     for (const client of owned) client.disconnect();
+    for (const node of nodes)
+      if (node instanceof IoredisLockNode && !owned.includes(node.client)) void node.close(0);
     throw error;
   };
   specs.forEach((spec: unknown, index) => {
@@ -61,6 +64,7 @@ export function resolveNodes(specs: unknown): LockNode[] {
     }
     const identity = identityOf(node);
     const earlier = seen.get(identity);
+    nodes.push(node); // before fail() below, which detaches it
     if (earlier !== undefined) {
       fail(
         new InvalidArgumentError(
@@ -70,7 +74,6 @@ export function resolveNodes(specs: unknown): LockNode[] {
       );
     }
     seen.set(identity, index);
-    nodes.push(node);
   });
   return nodes;
 }
