@@ -81,6 +81,7 @@ export async function acquireWithRetries(
       }
       throwIfAborted(plan, signal, resources, request, claim);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
+      waiter.failedAttempt(Math.max(MIN_RELEASE_GAP, plan.retryDelay), plan.maxRetryDelay);
 
       const elapsed = clock.now() - began;
       const budget = wait - elapsed;
@@ -98,7 +99,7 @@ export async function acquireWithRetries(
         // subscribing, try once more at once: the holder may have released before the subscription was active.
         delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, plan));
       } else if (waiter.announced) {
-        delay = Math.min(budget, plan.random() * Math.min(plan.retryDelay, 5));
+        delay = Math.min(budget, Math.max(waiter.quietFor, plan.random() * Math.min(plan.retryDelay, 5)));
       } else {
         const backoff = backoffDelay(attempts, plan.retryDelay, plan.maxRetryDelay, plan.random);
         delay = nextDelay(backoff, budget, attempt.kind === 'expired' ? undefined : attempt.holderTtl);
@@ -241,6 +242,9 @@ function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
   const jitter = plan.random() * Math.min(plan.retryDelay, 5);
   return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
 }
+
+/** The shortest gap between two attempts that release announcements trigger, in ms (see ReleaseWaiter). */
+const MIN_RELEASE_GAP = 5;
 
 const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
 

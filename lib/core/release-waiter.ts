@@ -14,6 +14,12 @@ export class ReleaseWaiter {
   wokenByRelease = 0;
   /** Sleeps that ran their full time. */
   wokenByTimer = 0;
+  /** Announcement-triggered attempts in a row that still failed (a lost race, or announcements that lie). */
+  private falseWakes = 0;
+  /** Until this time (clock ms) an announcement does not cut a sleep short. */
+  private quietUntil = 0;
+  /** How the last sleep ended. */
+  private lastWake: 'released' | 'timer' | 'other' | undefined;
   private state: 'none' | 'active' | 'unavailable' = 'none';
   private unsubscribers: (() => void)[] = [];
   private wake: ReleaseListener | undefined;
@@ -46,6 +52,25 @@ export class ReleaseWaiter {
   }
 
   /**
+   * Call after each failed attempt. When a release announcement triggered it (it woke the sleep before it,
+   * or came while it ran), the next announcement may trigger an attempt only `base` ms later, doubling each
+   * time this repeats, up to `maxGap`: a node announcing releases all the time (or releases that others win)
+   * cannot drive attempts faster than that. An attempt no announcement triggered resets the gap.
+   */
+  failedAttempt(base: number, maxGap: number): void {
+    const triggered = this.lastWake === 'released' || this.announced;
+    this.lastWake = undefined;
+    this.falseWakes = triggered ? this.falseWakes + 1 : 0;
+    const gap = Math.min(Math.max(base, maxGap), base * 2 ** Math.min(this.falseWakes - 1, 20));
+    this.quietUntil = this.falseWakes === 0 ? 0 : this.clock.now() + gap;
+  }
+
+  /** How long, in ms, an announcement may not trigger an attempt yet (0: it may now). */
+  get quietFor(): number {
+    return Math.max(0, this.quietUntil - this.clock.now());
+  }
+
+  /**
    * Sleeps `ms`, or less when the signal aborts — and, with `wakeOnRelease`, when a release is announced or
    * announcements are lost.
    */
@@ -53,9 +78,11 @@ export class ReleaseWaiter {
     return new Promise((resolve) => {
       let timer: Timer | undefined;
       let settled = false;
+      const due = this.clock.now() + ms;
       const done = (cause: 'released' | 'timer' | 'other') => {
         if (settled) return;
         settled = true;
+        this.lastWake = cause;
         this.wake = undefined;
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
@@ -64,7 +91,14 @@ export class ReleaseWaiter {
         resolve();
       };
       const onAbort = () => done('other');
-      this.wake = wakeOnRelease ? (event) => done(event === 'released' ? 'released' : 'other') : undefined;
+      const onRelease = () => {
+        const quiet = this.quietFor;
+        if (quiet <= 0) return done('released');
+        // Too soon after the last announcement-triggered attempt: wake when the quiet period ends instead.
+        timer?.cancel();
+        timer = this.clock.setTimeout(() => done('released'), Math.min(quiet, due - this.clock.now()));
+      };
+      this.wake = wakeOnRelease ? (event) => (event === 'released' ? onRelease() : done('other')) : undefined;
       timer = this.clock.setTimeout(() => done('timer'), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
