@@ -11,6 +11,7 @@ import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
 import * as messages from './messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from './messages';
 import { releaseOnAll } from './release';
+import { callNode, checkedAcquireReply, checkedFlag } from './node-contract';
 import { ReleaseWaiter } from './release-waiter';
 import { backoffDelay, nextDelay } from './retry';
 import { driftOf, validUntil } from './validity';
@@ -130,11 +131,19 @@ export async function attemptAcquire(
 ): Promise<Attempt> {
   const { nodes, clock, quorum } = plan;
   const start = clock.now();
-  const result = await askNodes(plan, 'acquire', (node) => node.acquire(request), {
-    needed: quorum,
-    isYes: isAcquired,
-    onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
-  });
+  const result = await askNodes(
+    plan,
+    'acquire',
+    (node) =>
+      callNode(node, 'acquire', () => node.acquire(request)).then((reply) =>
+        checkedAcquireReply(node, reply),
+      ),
+    {
+      needed: quorum,
+      isYes: isAcquired,
+      onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
+    },
+  );
   if (!result.success) return classify(plan, votesOf(nodes, result.answers, voteOfReply));
 
   let token: number | undefined;
@@ -148,7 +157,10 @@ export async function attemptAcquire(
     const writeBack = await askNodes(
       plan,
       'fence',
-      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+      (node) =>
+        callNode(node, 'fence', () =>
+          node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+        ).then((written) => checkedFlag(node, 'fence', written)),
       { needed: quorum, isYes: isTrue },
     );
     if (!writeBack.success) {
@@ -218,7 +230,7 @@ function undoLate(
 ): void {
   if (node.ordered) return;
   if (answer.status === 'value' && answer.value.outcome === 'acquired' && claim.abandoned) {
-    node.release(request.keys, request.owner).catch(() => undefined);
+    callNode(node, 'release', () => node.release(request.keys, request.owner)).catch(() => undefined);
   }
 }
 

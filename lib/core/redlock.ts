@@ -11,6 +11,7 @@ import { LocalQueues } from './local-queue';
 import { Lock, LockOwner, OwnerClaim, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
+import { callNode } from './node-contract';
 import {
   ACQUIRE_OPTION_KEYS,
   AcquireOptions,
@@ -334,7 +335,7 @@ export class Redlock implements LockOwner {
     return Promise.all(
       this.nodes.map((node): Promise<ReadyState> | ReadyState => {
         if (!node.connect) return { node: node.name, ready: true };
-        return node.connect(timeout).then(
+        return callNode(node, 'connect', () => node.connect!(timeout)).then(
           () => ({ node: node.name, ready: true }),
           (error: unknown) => ({ node: node.name, ready: false, error: error as Error }),
         );
@@ -360,7 +361,11 @@ export class Redlock implements LockOwner {
   async quit(timeout = 1_000): Promise<void> {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
-    await Promise.all(this.nodes.map((node) => node.close?.(timeout).catch(() => undefined)));
+    await Promise.all(
+      this.nodes.map(
+        (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
+      ),
+    );
   }
 
   private expiredDuringWork(lock: Lock): LockLostError {

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from './clock';
 import type { LockNode, ReleaseListener } from './lock-node';
+import { callNode } from './node-contract';
 
 /**
  * The release announcements one acquisition listens to (on every node that offers `watch`), and the sleep
@@ -43,9 +44,15 @@ export class ReleaseWaiter {
       this.wake?.(event);
     };
     const results = await Promise.allSettled(
-      this.nodes.map((node) => (node.watch ? node.watch(this.keys, listener) : Promise.reject())),
+      this.nodes.map((node) =>
+        node.watch ? callNode(node, 'watch', () => node.watch!(this.keys, listener)) : Promise.reject(),
+      ),
     );
-    for (const result of results) if (result.status === 'fulfilled') this.unsubscribers.push(result.value);
+    // Only a function counts as a subscription: close() calls it.
+    for (const result of results) {
+      if (result.status === 'fulfilled' && typeof result.value === 'function')
+        this.unsubscribers.push(result.value);
+    }
     this.state = this.unsubscribers.length > 0 ? 'active' : 'unavailable';
     this.justSubscribed = this.state === 'active';
     return this.state === 'active';
@@ -105,7 +112,13 @@ export class ReleaseWaiter {
   }
 
   close(): void {
-    for (const unsubscribe of this.unsubscribers) unsubscribe();
+    for (const unsubscribe of this.unsubscribers) {
+      try {
+        unsubscribe();
+      } catch {
+        // a custom node's unsubscribe that throws must not end the acquisition
+      }
+    }
     this.unsubscribers = [];
   }
 }
