@@ -37,9 +37,25 @@ export function durationTooLong(name: string, value: number, infiniteOk: boolean
   );
 }
 
-/** `"a"` or `["a", "b"]`, for messages. */
+/** Longer resources are cut in messages, so a 1 MB resource never makes a 1 MB message. */
+const MESSAGE_RESOURCE_CHARS = 100;
+/** More resources than this are counted in messages rather than listed. */
+const MESSAGE_RESOURCE_COUNT = 10;
+
+/** `"a"` or `["a", "b"]`, for messages; a long resource as `"abc…"…(N chars)`, a long list with a count. */
 export function formatResources(resources: readonly string[]): string {
-  return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);
+  if (resources.length === 1) return shortResource(resources[0]);
+  const shown = resources.slice(0, MESSAGE_RESOURCE_COUNT).map(shortResource);
+  const more = resources.length - shown.length;
+  return `[${shown.join(',')}${more > 0 ? `, …and ${more} more` : ''}]`;
+}
+
+function shortResource(resource: string): string {
+  if (resource.length <= MESSAGE_RESOURCE_CHARS) return JSON.stringify(resource);
+  let cut = resource.slice(0, MESSAGE_RESOURCE_CHARS);
+  // Never end on half a surrogate pair.
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${JSON.stringify(cut + '…')}…(${resource.length} chars)`;
 }
 
 /** A resource with a lone UTF-16 surrogate at `index`. */
@@ -78,6 +94,7 @@ export function formatVotes(votes: readonly NodeVote[]): string {
       let text = `${v.node} ${v.outcome}`;
       if (v.error) text += ` (${v.error.message})`;
       if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
+      if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';
       if (v.restartedAgo !== undefined) text += ` (node restarted ${v.restartedAgo} ms ago)`;
       return text;
     })
@@ -109,9 +126,17 @@ export function busy(
   attempts: number,
   waitedMs: number,
 ) {
+  const tried = `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms)`;
+  // Every lock this library writes expires: a key without expiry was written by other code.
+  if (votes.some((vote) => vote.outcome === 'busy' && vote.holderTtl === -1)) {
+    return (
+      `Lock ${formatResources(resources)} cannot be taken: its key holds other data without an expiry, ` +
+      `which no lock leaves ${tried}. Nodes: ${formatVotes(votes)}. Other code uses the same keys: set a ` +
+      'distinct keyPrefix (or remove that data).'
+    );
+  }
   return (
-    `Lock ${formatResources(resources)} is held by another owner ` +
-    `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms). ` +
+    `Lock ${formatResources(resources)} is held by another owner ${tried}. ` +
     `Nodes: ${formatVotes(votes)}. Wait longer (option \`wait\`) or treat the work as already being done elsewhere.`
   );
 }
@@ -175,6 +200,15 @@ export function closed(operation: string, resources: readonly string[]): string 
     `Cannot ${operation}${what}: this Redlock instance was closed (quit()). Create a new instance for more ` +
     'locks; during shutdown, stop taking work before calling quit().'
   );
+}
+
+export function unknownEvent(event: unknown, known: readonly string[], near: string | undefined): string {
+  const guess = near === undefined ? '' : ` (did you mean "${near}"?)`;
+  return `on()/off(): unknown event ${describe(event)}${guess}. Known ones: ${known.join(', ')}.`;
+}
+
+export function notAListener(event: string, listener: unknown): string {
+  return `on("${event}", listener): the listener must be a function, got ${describe(listener)}.`;
 }
 
 export function unknownOption(what: string, key: string, known: readonly string[], near?: string): string {

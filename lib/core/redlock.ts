@@ -2,7 +2,7 @@ import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
 import { validateDuration } from './durations';
 import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
-import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
+import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
@@ -119,11 +119,13 @@ export class Redlock implements LockOwner {
    * exception in a listener is ignored.
    */
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
+    checkSubscription(event, listener, true);
     return this.events.on(event, listener);
   }
 
   /** Removes a listener added with {@link on}. */
   off<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): void {
+    checkSubscription(event, listener, false);
     this.events.off(event, listener);
   }
 
