@@ -108,7 +108,9 @@ export function hintsFor(votes: readonly NodeVote[]): string {
     const message = vote.error?.message ?? '';
     if (message.startsWith('WRONGTYPE')) {
       hints.add(
-        'A lock key holds data of another type: other code uses the same keys; set a distinct keyPrefix.',
+        // WRONGTYPE does not say which key: the boot marker is read before any lock key.
+        'A key the library uses (a lock key, a fence key, or the boot marker <keyPrefix>!boot) holds data of ' +
+          'another type: other code uses the same keys; set a distinct keyPrefix.',
       );
     } else if (message.startsWith('READONLY')) {
       hints.add('A node is a read-only replica: list primaries only, each an independent server.');
