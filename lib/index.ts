@@ -66,6 +66,8 @@ export { QuorumUnavailableError } from './core';
 export { LockLostError } from './core';
 /** The caller's `signal` aborted an acquisition; the keys written so far are removed. */
 export { AcquireAbortedError } from './core';
+/** The instance was closed with `quit()`: no more locks through it; waiting acquisitions stop with it. */
+export { RedlockClosedError } from './core';
 /** How to reach one node: connection string, ioredis options, ioredis client, or a `LockNode`. */
 export type { NodeSpec } from './redis';
 /** Options of a `Redlock` instance (and the module's core options). */

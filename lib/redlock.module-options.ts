@@ -1,5 +1,12 @@
 import { Logger, LoggerService } from '@nestjs/common';
-import { InvalidArgumentError, RedlockOptions, UnknownOptionError, describe } from './core';
+import {
+  InvalidArgumentError,
+  MAX_DURATION,
+  RedlockOptions,
+  UnknownOptionError,
+  describe,
+  durationTooLong,
+} from './core';
 import { NodeSpec, Redlock } from './redis';
 import { DEFAULT_MODULE_OPTIONS, LOGGER_CONTEXT, MODULE_ONLY_OPTION_KEYS } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock.interfaces';
@@ -92,6 +99,7 @@ function milliseconds(value: unknown, name: string, fallback: number, min: numbe
       `${name} must be a whole number of milliseconds ≥ ${min}, got ${describe(value)}. Default: ${fallback}.`,
     );
   }
+  if (value > MAX_DURATION) throw invalid(durationTooLong(name, value, false));
   return value;
 }
 

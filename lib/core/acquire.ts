@@ -1,10 +1,17 @@
-import { AcquireAbortedError, LockBusyError, NodeVote, QuorumUnavailableError } from './errors';
+import {
+  AcquireAbortedError,
+  LockBusyError,
+  NodeVote,
+  QuorumUnavailableError,
+  RedlockClosedError,
+} from './errors';
 import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
 import type { OwnerClaim } from './lock';
 import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
 import * as messages from './messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from './messages';
 import { releaseOnAll } from './release';
+import { callNode, checkedAcquireReply, checkedFlag } from './node-contract';
 import { ReleaseWaiter } from './release-waiter';
 import { backoffDelay, nextDelay } from './retry';
 import { driftOf, validUntil } from './validity';
@@ -78,6 +85,7 @@ export async function acquireWithRetries(
       }
       throwIfAborted(plan, signal, resources, request, claim);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
+      waiter.failedAttempt(Math.max(MIN_RELEASE_GAP, plan.retryDelay), plan.maxRetryDelay);
 
       const elapsed = clock.now() - began;
       const budget = wait - elapsed;
@@ -105,7 +113,7 @@ export async function acquireWithRetries(
             ? Math.min(budget, guardWait + 1 + plan.random() * Math.min(plan.retryDelay, 5))
             : undefined;
       } else if (waiter.announced) {
-        delay = Math.min(budget, plan.random() * Math.min(plan.retryDelay, 5));
+        delay = Math.min(budget, Math.max(waiter.quietFor, plan.random() * Math.min(plan.retryDelay, 5)));
       } else {
         const backoff = backoffDelay(attempts, plan.retryDelay, plan.maxRetryDelay, plan.random);
         delay = nextDelay(backoff, budget, attempt.kind === 'expired' ? undefined : attempt.holderTtl);
@@ -136,11 +144,19 @@ export async function attemptAcquire(
 ): Promise<Attempt> {
   const { nodes, clock, quorum } = plan;
   const start = clock.now();
-  const result = await askNodes(plan, 'acquire', (node) => node.acquire(request), {
-    needed: quorum,
-    isYes: isAcquired,
-    onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
-  });
+  const result = await askNodes(
+    plan,
+    'acquire',
+    (node) =>
+      callNode(node, 'acquire', () => node.acquire(request)).then((reply) =>
+        checkedAcquireReply(node, reply),
+      ),
+    {
+      needed: quorum,
+      isYes: isAcquired,
+      onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
+    },
+  );
   if (!result.success) {
     return classify(
       plan,
@@ -159,7 +175,10 @@ export async function attemptAcquire(
     const writeBack = await askNodes(
       plan,
       'fence',
-      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+      (node) =>
+        callNode(node, 'fence', () =>
+          node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+        ).then((written) => checkedFlag(node, 'fence', written)),
       { needed: quorum, isYes: isTrue },
     );
     if (!writeBack.success) {
@@ -253,7 +272,7 @@ function undoLate(
 ): void {
   if (node.ordered) return;
   if (answer.status === 'value' && answer.value.outcome === 'acquired' && claim.abandoned) {
-    node.release(request.keys, request.owner).catch(() => undefined);
+    callNode(node, 'release', () => node.release(request.keys, request.owner)).catch(() => undefined);
   }
 }
 
@@ -267,6 +286,8 @@ function throwIfAborted(
   if (!signal?.aborted) return;
   claim.abandoned = true;
   void releaseOnAll(plan, request.keys, request.owner);
+  // quit() aborts the instance's own signal with this error: say the instance closed, not the caller.
+  if (signal.reason instanceof RedlockClosedError) throw new RedlockClosedError('acquire', resources);
   throw new AcquireAbortedError(resources, signal.reason);
 }
 
@@ -278,6 +299,8 @@ function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
 
 /** Nodes report uptime in whole seconds. */
 const GUARD_GRANULARITY = 1_000;
+/** The shortest gap between two attempts that release announcements trigger, in ms (see ReleaseWaiter). */
+const MIN_RELEASE_GAP = 5;
 
 const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { MAX_DURATION } from './durations';
 
 /** A cancellable timer returned by {@link Clock.setTimeout}. */
 export interface Timer {
@@ -27,12 +28,12 @@ export const systemClock: Clock = {
   now: () => performance.now(),
   setTimeout(fn: () => void, ms: number): Timer {
     let immediate: NodeJS.Immediate | undefined;
-    const timeout = setTimeout(() => {
+    const cancelTimeout = longTimeout(() => {
       immediate = setImmediate(fn);
     }, ms);
     return {
       cancel() {
-        clearTimeout(timeout);
+        cancelTimeout();
         if (immediate !== undefined) clearImmediate(immediate);
       },
     };
@@ -40,13 +41,30 @@ export const systemClock: Clock = {
 };
 
 /**
+ * `setTimeout` for any delay: Node fires a delay above 2³¹ − 1 ms after 1 ms, so a longer one is armed in
+ * steps; `Infinity` arms nothing (it never fires). Negative or NaN delays fire at once. Returns the cancel.
+ */
+export function longTimeout(fn: () => void, ms: number): () => void {
+  if (ms === Infinity) return () => undefined;
+  let left = ms > 0 ? ms : 0;
+  let timeout: NodeJS.Timeout;
+  const arm = () => {
+    const step = Math.min(left, MAX_DURATION);
+    left -= step;
+    timeout = setTimeout(left > 0 ? arm : fn, step);
+  };
+  arm();
+  return () => clearTimeout(timeout);
+}
+
+/**
  * Settles like `promise`, or rejects with `onTimeout()` when it has not settled within `ms` (real time). The
  * timer never outlives the call. For I/O outside the algorithm (connecting, subscribing, closing).
  */
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: (() => void) | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
+    cancel = longTimeout(() => reject(onTimeout()), ms);
   });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, expired]).finally(() => cancel?.());
 }

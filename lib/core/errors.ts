@@ -1,4 +1,5 @@
 import * as messages from './messages';
+import { nearestName } from './nearest';
 
 /**
  * What one node answered in one attempt. Every failure carries these, so a message can say which node
@@ -62,12 +63,16 @@ export class UnknownOptionError extends InvalidArgumentError {
   readonly option: string;
   /** The keys that are accepted where it was given. */
   readonly known: readonly string[];
+  /** The known key nearest to {@link option} by edit distance, when it looks like a misspelling of it. */
+  readonly suggestion: string | undefined;
 
   constructor(what: string, option: string, known: Iterable<string>) {
     const list = [...known];
-    super(messages.unknownOption(what, option, list));
+    const suggestion = nearestName(option, list);
+    super(messages.unknownOption(what, option, list, suggestion));
     this.option = option;
     this.known = list;
+    this.suggestion = suggestion;
   }
 }
 
@@ -140,5 +145,15 @@ export class AcquireAbortedError extends RedlockError {
   constructor(resources: readonly string[], reason: unknown) {
     super(messages.aborted(resources), resources);
     this.cause = reason;
+  }
+}
+
+/**
+ * The instance was closed with `quit()`: its connections are gone (or no longer its own), so it takes no
+ * more locks. Acquisitions still waiting when `quit()` ran end with this error too.
+ */
+export class RedlockClosedError extends RedlockError {
+  constructor(operation: string, resources: readonly string[]) {
+    super(messages.closed(operation, resources), resources);
   }
 }

@@ -1,4 +1,6 @@
-import type { LockLostError } from './errors';
+import { InvalidArgumentError, LockLostError } from './errors';
+import { notAListener, unknownEvent } from './messages';
+import { nearestName } from './nearest';
 
 /** What each event of a {@link Redlock} instance carries. Events are for metrics and tracing. */
 export interface RedlockEventMap {
@@ -23,6 +25,26 @@ export interface RedlockEventMap {
 
 /** The name of an event of {@link RedlockEventMap}. */
 export type RedlockEventName = keyof RedlockEventMap;
+
+/** Every event name, for validating `on()` (a misspelt name would otherwise never fire, silently). */
+export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
+  'acquired',
+  'released',
+  'extended',
+  'lost',
+  'busy',
+  'node-error',
+]);
+
+/** Refuses an unknown event name (suggesting the near one) and, with `listener`, a non-function. */
+export function checkSubscription(event: unknown, listener: unknown, checkListener: boolean): void {
+  if (typeof event !== 'string' || !(EVENT_NAMES as readonly string[]).includes(event)) {
+    const near = typeof event === 'string' ? nearestName(event, EVENT_NAMES) : undefined;
+    throw new InvalidArgumentError(unknownEvent(event, EVENT_NAMES, near));
+  }
+  if (checkListener && typeof listener !== 'function')
+    throw new InvalidArgumentError(notAListener(event, listener));
+}
 
 /**
  * A small typed event emitter. A listener that throws is ignored: observing locks must never break them.

@@ -3,6 +3,7 @@ import { NodeGroup, askNodes, votesOf } from './fan-out';
 import type { Lock } from './lock';
 import * as messages from './messages';
 import { EXTENDED, NOT_OWNER } from './messages';
+import { callNode, checkedFlag } from './node-contract';
 import { validUntil } from './validity';
 
 /**
@@ -15,10 +16,18 @@ import { validUntil } from './validity';
 export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number): Promise<void> {
   const { nodes, clock, quorum } = group;
   const start = clock.now();
-  const result = await askNodes(group, 'extend', (node) => node.extend(lock.keys, lock.value, ttl), {
-    needed: quorum,
-    isYes: (extended) => extended,
-  });
+  const result = await askNodes(
+    group,
+    'extend',
+    (node) =>
+      callNode(node, 'extend', () => node.extend(lock.keys, lock.value, ttl)).then((extended) =>
+        checkedFlag(node, 'extend', extended),
+      ),
+    {
+      needed: quorum,
+      isYes: (extended) => extended,
+    },
+  );
   const deadline = validUntil(start, ttl, group.driftFactor);
   // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
   if (result.success && deadline > clock.now() && !lock.lostError) {

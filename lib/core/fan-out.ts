@@ -3,6 +3,7 @@ import type { NodeVote } from './errors';
 import type { RedlockEvents } from './events';
 import type { LockNode } from './lock-node';
 import type { VoteOutcome } from './messages';
+import { callNode } from './node-contract';
 
 /**
  * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
@@ -47,6 +48,7 @@ export function askNodes<T>(
   const { nodes, events } = group;
   return fanOut(nodes, call, {
     ...plan,
+    method: operation,
     clock: group.clock,
     timeout: group.nodeTimeout,
     onError: (index, error) => {
@@ -72,6 +74,8 @@ export interface FanOutPlan<T> {
    * undo them.
    */
   onLate?(index: number, answer: Answer<T>): void;
+  /** The LockNode method being called, for contract-violation messages. */
+  readonly method?: string;
   /** Receives every node error, also late ones (for events and logs). */
   onError?(index: number, error: Error): void;
 }
@@ -135,12 +139,8 @@ export function fanOut<T>(
     }, plan.timeout);
 
     for (let i = 0; i < total; i++) {
-      let pending: Promise<T>;
-      try {
-        pending = call(nodes[i], i);
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
+      // A node that throws or returns a non-Promise is that node's error, never the whole fan-out's.
+      const pending = callNode(nodes[i], plan.method ?? 'call', () => call(nodes[i], i));
       pending.then(
         (value) => record(i, { status: 'value', value }),
         (error: unknown) => {

@@ -1,6 +1,8 @@
 import type { Clock } from './clock';
 import { fanOut } from './fan-out';
 import type { LockNode } from './lock-node';
+import { describe } from './messages';
+import { NodeContractError, callNode } from './node-contract';
 
 /** One node's health, as {@link probeNodes} saw it. */
 export interface NodeHealth {
@@ -40,7 +42,10 @@ export async function probeNodes(
   const result = await fanOut(
     nodes,
     async (node, index) => {
-      const uptime = node.probe ? await node.probe() : undefined;
+      const uptime = node.probe ? await callNode(node, 'probe', () => node.probe!()) : undefined;
+      if (uptime !== undefined && !(typeof uptime === 'number' && uptime >= 0 && Number.isFinite(uptime))) {
+        throw new NodeContractError(node.name, 'probe', `resolved ${describe(uptime)}, not an uptime in ms`);
+      }
       latencies[index] = clock.now() - started;
       return uptime;
     },

@@ -35,8 +35,10 @@ export {
   LockLostError,
   AcquireAbortedError,
   ShutdownError,
+  RedlockClosedError,
 } from './errors';
 export type { NodeVote } from './errors';
-export { describe, formatResources } from './messages';
+export { describe, durationTooLong, formatResources } from './messages';
+export { MAX_DURATION } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';

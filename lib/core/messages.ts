@@ -22,9 +22,68 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** `"a"` or `["a", "b"]`, for messages. */
+const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node timer can wait';
+
+/** A duration argument outside [min, 2³¹ − 1] ms. */
+export function durationOutOfRange(name: string, min: number, given: string): string {
+  return `${name} must be a whole number of milliseconds from ${min} to ${TIMER_LIMIT}; got ${given}.`;
+}
+
+/** A duration above 2³¹ − 1 ms: Node would fire its timer after 1 ms instead. */
+export function durationTooLong(name: string, value: number, infiniteOk: boolean): string {
+  return (
+    `${name} of ${value} ms is longer than ${TIMER_LIMIT} (a longer one fires after 1 ms). ` +
+    `Use at most 2147483647${infiniteOk ? `, or ${name}: Infinity for no limit` : ''}.`
+  );
+}
+
+/** Longer resources are cut in messages, so a 1 MB resource never makes a 1 MB message. */
+const MESSAGE_RESOURCE_CHARS = 100;
+/** More resources than this are counted in messages rather than listed. */
+const MESSAGE_RESOURCE_COUNT = 10;
+
+/** `"a"` or `["a", "b"]`, for messages; a long resource as `"abc…"…(N chars)`, a long list with a count. */
 export function formatResources(resources: readonly string[]): string {
-  return resources.length === 1 ? JSON.stringify(resources[0]) : JSON.stringify(resources);
+  if (resources.length === 1) return shortResource(resources[0]);
+  const shown = resources.slice(0, MESSAGE_RESOURCE_COUNT).map(shortResource);
+  const more = resources.length - shown.length;
+  return `[${shown.join(',')}${more > 0 ? `, …and ${more} more` : ''}]`;
+}
+
+function shortResource(resource: string): string {
+  if (resource.length <= MESSAGE_RESOURCE_CHARS) return JSON.stringify(resource);
+  let cut = resource.slice(0, MESSAGE_RESOURCE_CHARS);
+  // Never end on half a surrogate pair.
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${JSON.stringify(cut + '…')}…(${resource.length} chars)`;
+}
+
+/** A resource with a lone UTF-16 surrogate at `index`. */
+export function notWellFormed(resource: string, index: number): string {
+  const unit = resource.charCodeAt(index).toString(16).toUpperCase();
+  return (
+    `resource ${formatResources([resource])} is not well-formed Unicode: it has a lone UTF-16 surrogate ` +
+    `(U+${unit} at index ${index}), which reaches Redis as U+FFFD, so different resources would share one ` +
+    'key. Pass well-formed strings (encode binary ids as hex or base64).'
+  );
+}
+
+/** A resource starting with `}`. */
+export function hashTagEscape(resource: string): string {
+  return (
+    `resource ${formatResources([resource])} starts with "}": in its lock key (<prefix>{}…}) the Redis Cluster ` +
+    'hash tag would be empty, so Redis would hash the whole key and the lock and fence keys of this resource ' +
+    'would land in different slots. Put another character first.'
+  );
+}
+
+/** A keyPrefix whose first `{` is followed by `}`. */
+export function emptyHashTagPrefix(prefix: string): string {
+  return (
+    `keyPrefix ${JSON.stringify(prefix)} holds an empty Redis Cluster hash tag "{}" before any other: Redis ` +
+    "would hash each whole key, so a resource's lock and fence keys would land in different slots. Remove " +
+    'the "{}" or put a non-empty tag in it.'
+  );
 }
 
 /** `127.0.0.1:6379 acquired; 127.0.0.1:6380 timeout; 127.0.0.1:6381 error (ECONNREFUSED ...)`. */
@@ -35,6 +94,7 @@ export function formatVotes(votes: readonly NodeVote[]): string {
       let text = `${v.node} ${v.outcome}`;
       if (v.error) text += ` (${v.error.message})`;
       if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
+      if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';
       if (v.restartedAgo !== undefined) {
         text += ` (restart guard: up ${v.restartedAgo} ms`;
         text += v.guardRemaining !== undefined ? `, refuses for ${v.guardRemaining} ms more)` : ')';
@@ -51,7 +111,9 @@ export function hintsFor(votes: readonly NodeVote[]): string {
     const message = vote.error?.message ?? '';
     if (message.startsWith('WRONGTYPE')) {
       hints.add(
-        'A lock key holds data of another type: other code uses the same keys; set a distinct keyPrefix.',
+        // WRONGTYPE does not say which key: the boot marker is read before any lock key.
+        'A key the library uses (a lock key, a fence key, or the boot marker <keyPrefix>!boot) holds data of ' +
+          'another type: other code uses the same keys; set a distinct keyPrefix.',
       );
     } else if (message.startsWith('READONLY')) {
       hints.add('A node is a read-only replica: list primaries only, each an independent server.');
@@ -99,9 +161,17 @@ export function busy(
   attempts: number,
   waitedMs: number,
 ) {
+  const tried = `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms)`;
+  // Every lock this library writes expires: a key without expiry was written by other code.
+  if (votes.some((vote) => vote.outcome === 'busy' && vote.holderTtl === -1)) {
+    return (
+      `Lock ${formatResources(resources)} cannot be taken: its key holds other data without an expiry, ` +
+      `which no lock leaves ${tried}. Nodes: ${formatVotes(votes)}. Other code uses the same keys: set a ` +
+      'distinct keyPrefix (or remove that data).'
+    );
+  }
   return (
-    `Lock ${formatResources(resources)} is held by another owner ` +
-    `(${attempts} attempt${attempts === 1 ? '' : 's'} over ${Math.round(waitedMs)} ms). ` +
+    `Lock ${formatResources(resources)} is held by another owner ${tried}. ` +
     `Nodes: ${formatVotes(votes)}. Wait longer (option \`wait\`) or treat the work as already being done elsewhere.`
   );
 }
@@ -159,8 +229,26 @@ export function aborted(resources: readonly string[]): string {
   return `Acquiring ${formatResources(resources)} was aborted by the caller's signal.`;
 }
 
-export function unknownOption(what: string, key: string, known: Iterable<string>): string {
-  return `Unknown ${what} "${key}". Known ones: ${[...known].join(', ')}.`;
+export function closed(operation: string, resources: readonly string[]): string {
+  const what = resources.length > 0 ? ` ${formatResources(resources)}` : '';
+  return (
+    `Cannot ${operation}${what}: this Redlock instance was closed (quit()). Create a new instance for more ` +
+    'locks; during shutdown, stop taking work before calling quit().'
+  );
+}
+
+export function unknownEvent(event: unknown, known: readonly string[], near: string | undefined): string {
+  const guess = near === undefined ? '' : ` (did you mean "${near}"?)`;
+  return `on()/off(): unknown event ${describe(event)}${guess}. Known ones: ${known.join(', ')}.`;
+}
+
+export function notAListener(event: string, listener: unknown): string {
+  return `on("${event}", listener): the listener must be a function, got ${describe(listener)}.`;
+}
+
+export function unknownOption(what: string, key: string, known: readonly string[], near?: string): string {
+  const guess = near === undefined ? '' : ` (did you mean "${near}"?)`;
+  return `Unknown ${what} "${key}"${guess}. Known ones: ${known.join(', ')}.`;
 }
 
 export function evenNodeCount(count: number, quorum: number): string {

@@ -1,5 +1,6 @@
+import { refuseTooLong } from './durations';
 import { InvalidArgumentError, UnknownOptionError } from './errors';
-import { describe } from './messages';
+import { describe, emptyHashTagPrefix } from './messages';
 
 /** Receives the core's few log lines. Pass `false` as `logger` to silence them. */
 export interface RedlockLogger {
@@ -140,8 +141,13 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
       `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(guard)}.`,
     );
   }
+  if (typeof guard === 'number') refuseTooLong(guard, 'restartGuard');
   if (typeof resolved.keyPrefix !== 'string') {
     throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
+  }
+  const brace = resolved.keyPrefix.indexOf('{');
+  if (brace >= 0 && resolved.keyPrefix[brace + 1] === '}') {
+    throw new InvalidArgumentError(emptyHashTagPrefix(resolved.keyPrefix));
   }
   const logger = options.logger === false ? undefined : (options.logger ?? consoleLogger);
   if (logger !== undefined && typeof logger.warn !== 'function') {
@@ -199,6 +205,7 @@ export function validateTtl(value: unknown, name: string): asserts value is numb
       `${name} of ${value} ms is too short to leave any validity after the drift allowance; use at least 10 ms.`,
     );
   }
+  refuseTooLong(value, name);
 }
 
 function validateBoolean(value: unknown, name: string): void {
@@ -218,6 +225,7 @@ function validateWait(value: unknown, name: string): void {
       `${name} must be a number of milliseconds ≥ 0 (0 = a single attempt), got ${describe(value)}.`,
     );
   }
+  refuseTooLong(value, name, true);
 }
 
 function validatePositiveInteger(value: unknown, name: string): void {
@@ -226,6 +234,7 @@ function validatePositiveInteger(value: unknown, name: string): void {
       `${name} must be a positive whole number of milliseconds, got ${describe(value)}.`,
     );
   }
+  refuseTooLong(value, name);
 }
 
 function validateNonNegativeInteger(value: unknown, name: string): void {
@@ -234,6 +243,7 @@ function validateNonNegativeInteger(value: unknown, name: string): void {
       `${name} must be a whole number of milliseconds ≥ 0, got ${describe(value)}.`,
     );
   }
+  refuseTooLong(value, name);
 }
 
 const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);

@@ -1,7 +1,8 @@
 import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
-import { InvalidArgumentError, LockLostError } from './errors';
-import { RedlockEventMap, RedlockEventName, RedlockEvents } from './events';
+import { validateDuration } from './durations';
+import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
+import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
@@ -10,6 +11,7 @@ import { LocalQueues } from './local-queue';
 import { Lock, LockOwner, OwnerClaim, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
+import { callNode } from './node-contract';
 import {
   ACQUIRE_OPTION_KEYS,
   AcquireOptions,
@@ -26,6 +28,7 @@ import {
 } from './options';
 import { releaseOnAll } from './release';
 import { fenceKey, lockKey, normalizeResources } from './resources';
+import { eitherSignal } from './signals';
 
 /** Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
@@ -71,6 +74,8 @@ export class Redlock implements LockOwner {
   /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
   private readonly guardKey: string;
   private portableNoticed = false;
+  /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
+  private readonly lifetime = new AbortController();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -115,11 +120,13 @@ export class Redlock implements LockOwner {
    * exception in a listener is ignored.
    */
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
+    checkSubscription(event, listener, true);
     return this.events.on(event, listener);
   }
 
   /** Removes a listener added with {@link on}. */
   off<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): void {
+    checkSubscription(event, listener, false);
     this.events.off(event, listener);
   }
 
@@ -185,6 +192,7 @@ export class Redlock implements LockOwner {
     throwOnBusy: boolean,
     retrySplitsOnly = false,
   ): Promise<Lock | null> {
+    this.throwIfClosed('acquire', resources);
     const { plan } = this;
     const prefix = this.options.keyPrefix;
     const keys = resources.map((resource) => lockKey(prefix, resource));
@@ -200,16 +208,23 @@ export class Redlock implements LockOwner {
       guardKey: this.guardKey,
     };
     const began = plan.clock.now();
+    // Stops on the caller's signal or on quit(), whichever comes first.
+    const stop = eitherSignal(settings.signal, this.lifetime.signal);
     const attempt = (wait: number) =>
-      acquireWithRetries(plan, resources, request, wait, claim, settings.signal, retrySplitsOnly);
+      acquireWithRetries(plan, resources, request, wait, claim, stop.signal, retrySplitsOnly);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    const result =
-      settings.wait > 0
-        ? await this.waiting.run(keySetId(keys), settings.wait, settings.signal, (queuedFor) =>
-            attempt(Math.max(0, settings.wait - queuedFor)),
-          )
-        : await attempt(0);
+    let result;
+    try {
+      result =
+        settings.wait > 0
+          ? await this.waiting.run(keySetId(keys), settings.wait, stop.signal, (queuedFor) =>
+              attempt(Math.max(0, settings.wait - queuedFor)),
+            )
+          : await attempt(0);
+    } finally {
+      stop.dispose();
+    }
     this.stats.wokenByRelease += result.wokenByRelease;
     this.stats.wokenByTimer += result.wokenByTimer;
     if (result.kind === 'acquired') {
@@ -309,6 +324,7 @@ export class Redlock implements LockOwner {
    */
   async extend(lock: Lock, ttl?: number): Promise<Lock> {
     this.checkOwnLock(lock, 'extend');
+    this.throwIfClosed('extend', lock.resources);
     const newTtl = ttl ?? lock.ttl;
     validateTtl(newTtl, 'ttl');
     if (lock.isReleased) throw new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
@@ -342,10 +358,11 @@ export class Redlock implements LockOwner {
    * node's state; never rejects — unreachable nodes only lower the number of votes available.
    */
   async connect(timeout = 5_000): Promise<ReadyState[]> {
+    validateDuration(timeout, 'connect() timeout', 1);
     const states = await Promise.all(
       this.nodes.map((node): Promise<ReadyState> | ReadyState => {
         if (!node.connect) return { node: node.name, ready: true };
-        return node.connect(timeout).then(
+        return callNode(node, 'connect', () => node.connect!(timeout)).then(
           (): ReadyState => ({ node: node.name, ready: true, guardMode: node.guardMode }),
           (error: unknown) => ({ node: node.name, ready: false, error: error as Error }),
         );
@@ -363,7 +380,8 @@ export class Redlock implements LockOwner {
    * Probes every node (uptime and round trip, each within `timeout` ms) for health checks. Healthy when a
    * quorum answered and none of that quorum is still inside its restart-guard window.
    */
-  probe(timeout = 1_000): Promise<HealthReport> {
+  async probe(timeout = 1_000): Promise<HealthReport> {
+    validateDuration(timeout, 'probe() timeout', 1);
     const window = guardWindowOf(this.options, this.options.ttl);
     return probeNodes(this.nodes, this.quorum, this.plan.clock, timeout, window);
   }
@@ -374,7 +392,13 @@ export class Redlock implements LockOwner {
    * Clients passed in ready-made are left open.
    */
   async quit(timeout = 1_000): Promise<void> {
-    await Promise.all(this.nodes.map((node) => node.close?.(timeout).catch(() => undefined)));
+    validateDuration(timeout, 'quit() timeout', 0);
+    if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
+    await Promise.all(
+      this.nodes.map(
+        (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
+      ),
+    );
   }
 
   private expiredDuringWork(lock: Lock): LockLostError {
@@ -384,6 +408,10 @@ export class Redlock implements LockOwner {
       if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
     }
     return error;
+  }
+
+  private throwIfClosed(operation: string, resources: readonly string[]): void {
+    if (this.lifetime.signal.aborted) throw new RedlockClosedError(operation, resources);
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {

@@ -1,5 +1,6 @@
 import type { Clock, Timer } from './clock';
 import type { LockNode, ReleaseListener } from './lock-node';
+import { callNode } from './node-contract';
 
 /**
  * The release announcements one acquisition listens to (on every node that offers `watch`), and the sleep
@@ -14,6 +15,12 @@ export class ReleaseWaiter {
   wokenByRelease = 0;
   /** Sleeps that ran their full time. */
   wokenByTimer = 0;
+  /** Announcement-triggered attempts in a row that still failed (a lost race, or announcements that lie). */
+  private falseWakes = 0;
+  /** Until this time (clock ms) an announcement does not cut a sleep short. */
+  private quietUntil = 0;
+  /** How the last sleep ended. */
+  private lastWake: 'released' | 'timer' | 'other' | undefined;
   private state: 'none' | 'active' | 'unavailable' = 'none';
   private unsubscribers: (() => void)[] = [];
   private wake: ReleaseListener | undefined;
@@ -37,12 +44,37 @@ export class ReleaseWaiter {
       this.wake?.(event);
     };
     const results = await Promise.allSettled(
-      this.nodes.map((node) => (node.watch ? node.watch(this.keys, listener) : Promise.reject())),
+      this.nodes.map((node) =>
+        node.watch ? callNode(node, 'watch', () => node.watch!(this.keys, listener)) : Promise.reject(),
+      ),
     );
-    for (const result of results) if (result.status === 'fulfilled') this.unsubscribers.push(result.value);
+    // Only a function counts as a subscription: close() calls it.
+    for (const result of results) {
+      if (result.status === 'fulfilled' && typeof result.value === 'function')
+        this.unsubscribers.push(result.value);
+    }
     this.state = this.unsubscribers.length > 0 ? 'active' : 'unavailable';
     this.justSubscribed = this.state === 'active';
     return this.state === 'active';
+  }
+
+  /**
+   * Call after each failed attempt. When a release announcement triggered it (it woke the sleep before it,
+   * or came while it ran), the next announcement may trigger an attempt only `base` ms later, doubling each
+   * time this repeats, up to `maxGap`: a node announcing releases all the time (or releases that others win)
+   * cannot drive attempts faster than that. An attempt no announcement triggered resets the gap.
+   */
+  failedAttempt(base: number, maxGap: number): void {
+    const triggered = this.lastWake === 'released' || this.announced;
+    this.lastWake = undefined;
+    this.falseWakes = triggered ? this.falseWakes + 1 : 0;
+    const gap = Math.min(Math.max(base, maxGap), base * 2 ** Math.min(this.falseWakes - 1, 20));
+    this.quietUntil = this.falseWakes === 0 ? 0 : this.clock.now() + gap;
+  }
+
+  /** How long, in ms, an announcement may not trigger an attempt yet (0: it may now). */
+  get quietFor(): number {
+    return Math.max(0, this.quietUntil - this.clock.now());
   }
 
   /**
@@ -53,9 +85,11 @@ export class ReleaseWaiter {
     return new Promise((resolve) => {
       let timer: Timer | undefined;
       let settled = false;
+      const due = this.clock.now() + ms;
       const done = (cause: 'released' | 'timer' | 'other') => {
         if (settled) return;
         settled = true;
+        this.lastWake = cause;
         this.wake = undefined;
         timer?.cancel();
         signal?.removeEventListener('abort', onAbort);
@@ -64,14 +98,27 @@ export class ReleaseWaiter {
         resolve();
       };
       const onAbort = () => done('other');
-      this.wake = wakeOnRelease ? (event) => done(event === 'released' ? 'released' : 'other') : undefined;
+      const onRelease = () => {
+        const quiet = this.quietFor;
+        if (quiet <= 0) return done('released');
+        // Too soon after the last announcement-triggered attempt: wake when the quiet period ends instead.
+        timer?.cancel();
+        timer = this.clock.setTimeout(() => done('released'), Math.min(quiet, due - this.clock.now()));
+      };
+      this.wake = wakeOnRelease ? (event) => (event === 'released' ? onRelease() : done('other')) : undefined;
       timer = this.clock.setTimeout(() => done('timer'), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   close(): void {
-    for (const unsubscribe of this.unsubscribers) unsubscribe();
+    for (const unsubscribe of this.unsubscribers) {
+      try {
+        unsubscribe();
+      } catch {
+        // a custom node's unsubscribe that throws must not end the acquisition
+      }
+    }
     this.unsubscribers = [];
   }
 }

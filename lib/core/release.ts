@@ -1,6 +1,7 @@
 import { NodeGroup, askNodes, votesOf } from './fan-out';
 import type { ReleaseResult } from './lock';
 import { NOT_OWNER, RELEASED } from './messages';
+import { callNode, checkedCount } from './node-contract';
 
 /**
  * Deletes `owner`'s keys on every node (owner-checked: another owner's keys are never touched) and waits for
@@ -12,11 +13,19 @@ export async function releaseOnAll(
   owner: string,
 ): Promise<ReleaseResult> {
   const { nodes } = group;
-  const result = await askNodes(group, 'release', (node) => node.release(keys, owner), {
-    needed: nodes.length,
-    isYes: always,
-    waitForAll: true,
-  });
+  const result = await askNodes(
+    group,
+    'release',
+    (node) =>
+      callNode(node, 'release', () => node.release(keys, owner)).then((deleted) =>
+        checkedCount(node, deleted),
+      ),
+    {
+      needed: nodes.length,
+      isYes: always,
+      waitForAll: true,
+    },
+  );
   const votes = votesOf(nodes, result.answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
   let releasedOn = 0;
   for (const vote of votes) if (vote.outcome === 'released') releasedOn++;

@@ -1,12 +1,15 @@
 import { InvalidArgumentError } from './errors';
-import { describe } from './messages';
+import { describe, hashTagEscape, notWellFormed } from './messages';
 
 /**
  * Validates what the caller wants to lock and returns it as a list: one resource or a non-empty list of
- * distinct, non-empty strings.
+ * distinct, non-empty strings, each well-formed Unicode and not starting with `}` (see {@link lockKey}).
  */
 export function normalizeResources(resources: unknown): string[] {
-  if (typeof resources === 'string' && resources.length > 0) return [resources]; // the common case
+  if (typeof resources === 'string' && resources.length > 0) {
+    checkEncodable(resources);
+    return [resources]; // the common case
+  }
   const list = typeof resources === 'string' ? [resources] : resources;
   if (!Array.isArray(list)) {
     throw new InvalidArgumentError(
@@ -23,6 +26,7 @@ export function normalizeResources(resources: unknown): string[] {
         `every resource must be a non-empty string, got ${describe(resource)} in ${JSON.stringify(list)}.`,
       );
     }
+    checkEncodable(resource);
     if (seen.has(resource)) {
       throw new InvalidArgumentError(
         `resource ${JSON.stringify(resource)} is listed twice; list each resource once.`,
@@ -34,9 +38,38 @@ export function normalizeResources(resources: unknown): string[] {
 }
 
 /**
+ * Refuses what would break the key mapping's injectivity or its hash tag:
+ * - a lone UTF-16 surrogate reaches Redis as U+FFFD (`'\uD800'` and `'\uDBFF'` would share one key);
+ * - a leading `}` closes the hash tag at once (`{}x}`), and an empty tag makes Redis Cluster hash the whole
+ *   key, so the lock and fence keys would land in different slots.
+ */
+function checkEncodable(resource: string): void {
+  const lone = loneSurrogateAt(resource);
+  if (lone >= 0) throw new InvalidArgumentError(notWellFormed(resource, lone));
+  if (resource.charCodeAt(0) === 0x7d) throw new InvalidArgumentError(hashTagEscape(resource));
+}
+
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
+/** The index of the first lone surrogate in `text`, or −1 when it is well-formed Unicode. */
+function loneSurrogateAt(text: string): number {
+  // isWellFormed (Node 20+) is the fast check; the scan below only runs for the rare bad string, or on Node 18.
+  if (nativeIsWellFormed?.call(text) === true) return -1;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+    else return i;
+  }
+  return -1;
+}
+
+/**
  * The Redis key of a resource's lock: `<prefix>{<resource>}`. The braces make the resource a Redis Cluster
- * hash tag, so every key the library keeps about one resource lands in the same slot. Distinct resources
- * always give distinct keys (the mapping is prefix + fixed wrapping).
+ * hash tag, so every key the library keeps about one resource lands in the same slot (resources starting
+ * with `}` are refused: they would end the tag empty). Distinct resources always give distinct keys, also
+ * as bytes: the mapping is prefix + fixed wrapping, and resources are well-formed Unicode.
  */
 export function lockKey(prefix: string, resource: string): string {
   return `${prefix}{${resource}}`;

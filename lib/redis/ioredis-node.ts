@@ -4,6 +4,7 @@ import { CommandBatcher } from './command-batcher';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
 import { ReleaseChannels } from './release-channels';
+import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, releaseReplyOf } from './replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
@@ -20,9 +21,22 @@ import {
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
 export class NodeNotConnectedError extends Error {
   constructor(status: string) {
-    super(`not connected (client status "${status}")`);
+    super(notConnected(status));
     this.name = 'NodeNotConnectedError';
   }
+}
+
+/** Commands are never queued for later (a replay could land on a restarted node), so say how to get ready. */
+function notConnected(status: string): string {
+  if (status === 'wait') {
+    return 'not connected yet (client status "wait": a lazyConnect client never started); await redlock.connect() before locking';
+  }
+  if (status === 'end' || status === 'close')
+    return `not connected (client status "${status}": the client was closed)`;
+  return (
+    `not connected (client status "${status}"); commands are not queued for later: await redlock.connect() ` +
+    'before locking, or retry once the node is back'
+  );
 }
 
 /**
@@ -50,6 +64,8 @@ export class IoredisLockNode implements LockNode {
     return this.infoDenied ? 'data-age' : 'uptime';
   }
   private channels: ReleaseChannels | undefined;
+  /** Set by close(): no subscriber connection may be opened after it. */
+  private closed = false;
   private runId = '';
   private infoDenied = false;
   private learning: Promise<void> = Promise.resolve();
@@ -92,7 +108,10 @@ export class IoredisLockNode implements LockNode {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId, this.infoDenied)).then(acquireReplyOf);
+    const fencing = request.fenceKeys.length > 0;
+    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId, this.infoDenied)).then((raw) =>
+      acquireReplyOf(this.name, raw, fencing),
+    );
   }
 
   fence(
@@ -101,15 +120,21 @@ export class IoredisLockNode implements LockNode {
     owner: string,
     token: number,
   ): Promise<boolean> {
-    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then(isOne);
+    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then((raw) =>
+      flagReplyOf(this.name, 'the fence script', raw),
+    );
   }
 
   extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
-    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then(isOne);
+    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then((raw) =>
+      flagReplyOf(this.name, 'the extend script', raw),
+    );
   }
 
   release(keys: readonly string[], owner: string): Promise<number> {
-    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then(Number);
+    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
+      releaseReplyOf(this.name, raw, keys.length),
+    );
   }
 
   async probe(): Promise<number | undefined> {
@@ -120,11 +145,17 @@ export class IoredisLockNode implements LockNode {
       return undefined;
     }
     const info = await this.client.info('server');
+    const seconds = /uptime_in_seconds:(\d{1,12})\r?\n/.exec(info)?.[1];
+    if (seconds === undefined) {
+      throw new UnexpectedReplyError(this.name, 'INFO server', info, 'no uptime_in_seconds in it');
+    }
     // A lower bound, as in the acquire script: the reported whole seconds can exceed the real uptime by one.
-    return Math.max(0, Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? NaN) - 1) * 1000;
+    return Math.max(0, Number(seconds) - 1) * 1000;
   }
 
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+    if (this.closed)
+      return Promise.reject(new Error(`${this.name}: closed by quit(), no more subscriptions`));
     this.channels ??= new ReleaseChannels(this.client);
     return this.channels.watch(keys, listener);
   }
@@ -137,6 +168,7 @@ export class IoredisLockNode implements LockNode {
 
   /** Closes the subscriber connection, if one was opened, and — for a client the library created — the client. */
   async close(timeout: number): Promise<void> {
+    this.closed = true;
     this.channels?.close();
     this.channels = undefined;
     this.client.off('ready', this.onReady);
@@ -152,25 +184,9 @@ export class IoredisLockNode implements LockNode {
   }
 }
 
-const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
-
-function acquireReplyOf(raw: unknown): AcquireReply {
-  if (raw === 1) return ACQUIRED_UNFENCED;
-  const reply = raw as [number, number | string];
-  const code = reply[0];
-  if (code === 1) return { outcome: 'acquired', token: Number(reply[1]) };
-  if (code === 0) return { outcome: 'busy', holderTtl: Number(reply[1]) };
-  if (code === 3) return { outcome: 'refused', uptime: Number(reply[1]), basis: 'data-age' };
-  return { outcome: 'refused', uptime: Number(reply[1]), basis: 'uptime' };
-}
-
 /** A server's refusal to run a command (as opposed to a lost connection). */
 function isRefusal(error: unknown): boolean {
   return error instanceof Error && /^(NOPERM|ERR|NOAUTH)/.test(error.message);
-}
-
-function isOne(reply: unknown): boolean {
-  return reply === 1;
 }
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */

@@ -1,5 +1,6 @@
 import Redis, { RedisOptions } from 'ioredis';
-import { InvalidArgumentError, LockNode, describe } from '../core';
+import { InvalidArgumentError, LockNode, UnknownOptionError, describe } from '../core';
+import { ioredisOptionKeys } from './ioredis-option-keys';
 import { IoredisLockNode, describeClient } from './ioredis-node';
 
 /**
@@ -50,8 +51,11 @@ export function resolveNodes(specs: unknown): LockNode[] {
   const owned: Redis[] = [];
   const seen = new Map<string, number>();
   const fail = (error: InvalidArgumentError): never => {
-    // Clients created for earlier entries must not keep reconnecting after the constructor threw.
+    // Clients created for earlier entries must not keep reconnecting after the constructor threw, and
+    // clients passed in must not keep the listeners their nodes added (close() only removes them).
     for (const client of owned) client.disconnect();
+    for (const node of nodes)
+      if (node instanceof IoredisLockNode && !owned.includes(node.client)) void node.close(0);
     throw error;
   };
   specs.forEach((spec: unknown, index) => {
@@ -63,6 +67,7 @@ export function resolveNodes(specs: unknown): LockNode[] {
     }
     const identity = identityOf(node);
     const earlier = seen.get(identity);
+    nodes.push(node); // before fail() below, which detaches it
     if (earlier !== undefined) {
       fail(
         new InvalidArgumentError(
@@ -72,7 +77,6 @@ export function resolveNodes(specs: unknown): LockNode[] {
       );
     }
     seen.set(identity, index);
-    nodes.push(node);
   });
   return nodes;
 }
@@ -94,7 +98,16 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
   if (isLockNode(spec)) return spec;
   if (isRedisClient(spec)) return new IoredisLockNode(spec);
   const options = spec as RedisOptions;
+  refuseUnknownKeys(options, index);
   return ownedNode(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...options, ...OWNED_CLIENT_SAFETY }), owned);
+}
+
+/** ioredis ignores keys it does not know: `{ hots: '10.0.0.5' }` would lock on localhost instead. */
+function refuseUnknownKeys(options: object, index: number): void {
+  const known = ioredisOptionKeys();
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) throw new UnknownOptionError(`ioredis option in nodes[${index}]`, key, known);
+  }
 }
 
 function ownedNode(client: Redis, owned: Redis[]): LockNode {

@@ -250,6 +250,18 @@ describe('Redis-side failures map to errors, never crash, never leave keys (3 re
     }
   }
 
+  it('WRONGTYPE at the boot marker is not blamed on the lock key alone', async () => {
+    const redlock = await redlockOn(nodes, { restartGuard: true, ttl: 1_000 });
+    await onEach((admin) => admin.hset('redlock:!boot', 'field', 'value'));
+    const error = (await redlock
+      .acquire('boot', { wait: 0 })
+      .catch((e: unknown) => e)) as QuorumUnavailableError;
+    expect(error).toBeInstanceOf(QuorumUnavailableError);
+    expect(error.votes.some((v) => /WRONGTYPE/.test(v.error?.message ?? ''))).toBe(true);
+    expect(error.message).toContain('or the boot marker <keyPrefix>!boot) holds data of another type');
+    await onEach((admin) => admin.flushall());
+  });
+
   it('WRONGTYPE (the key holds user data) is reported per node with the fix', async () => {
     const redlock = await redlockOn(nodes);
     await onEach((admin) => admin.hset('redlock:{user-data}', 'field', 'value'), [0, 1]);

@@ -235,7 +235,7 @@ describe('@Locked (3 real nodes)', () => {
       [{ autoExtend: 'yes' }, '@Locked on Bad.work: autoExtend must be true or false'],
       [
         { ttll: 5 },
-        '@Locked on Bad.work: Unknown acquire option "ttll". Known ones: ttl, wait, fencing, signal, autoExtend, onLockLost. @Locked also accepts: onBusy, oncePerTick.',
+        '@Locked on Bad.work: Unknown acquire option "ttll" (did you mean "ttl"?). Known ones: ttl, wait, fencing, signal, autoExtend, onLockLost. @Locked also accepts: onBusy, oncePerTick.',
       ],
     ])('%j', (options, message) => {
       expect(define(options)).toThrow(InvalidArgumentError);

@@ -209,7 +209,7 @@ describe('RedlockModule (3 real nodes)', () => {
       [{ logger: 'console' }, /logger must be false or a Nest LoggerService/],
       [
         { ttll: 5_000 },
-        /Unknown Redlock option "ttll"\. Known ones: ttl, .*RedlockModule also accepts: nodes, connectTimeout, shutdownTimeout\./,
+        /Unknown Redlock option "ttll" \(did you mean "ttl"\?\)\. Known ones: ttl, .*RedlockModule also accepts: nodes, connectTimeout, shutdownTimeout\./,
       ],
     ])('%j', async (options, message) => {
       const error = await compile({ nodes: nodes.urls, ...options }).catch((e: unknown) => e);

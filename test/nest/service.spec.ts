@@ -90,6 +90,7 @@ describe('the public API', () => {
       'Locked',
       'QuorumUnavailableError',
       'Redlock',
+      'RedlockClosedError',
       'RedlockError',
       'RedlockHealthIndicator',
       'RedlockModule',

@@ -4,3 +4,5 @@ export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
 export { ADMIN_CLIENT_OPTIONS } from './types';
 export type { NodeSource, RedisNodeHandle, RedisNodes, StartRedisNodesOptions } from './types';
+export { startFakeRespNode } from './fake-resp-node';
+export type { FakeRespNode, RespHandler, RespValue } from './fake-resp-node';

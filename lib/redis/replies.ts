@@ -1,0 +1,85 @@
+import type { AcquireReply } from '../core';
+
+/**
+ * A node answered a lock script with something the script cannot return: not a Redis server running this
+ * library's scripts, or a hostile one. The answer is that node's error vote, never a lock or a token.
+ */
+export class UnexpectedReplyError extends Error {
+  constructor(node: string, operation: string, reply: unknown, problem: string) {
+    super(
+      `${node} answered ${operation} with ${showReply(reply)}: ${problem}. Counted as this node's error; ` +
+        'check that it is a Redis server (not a proxy or another service) and that it can be trusted.',
+    );
+    this.name = 'UnexpectedReplyError';
+  }
+}
+
+const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
+
+/**
+ * The acquire script's reply (scripts.ts: `1`, `{1, token}`, `{0, holderPttl}`, `{2, uptimeMs}`, `{3, dataAgeMs}`), checked
+ * field by field: a token that is not a positive safe integer would be written back to honest nodes' fence
+ * counters, and a NaN ttl or uptime would end up in waits and messages.
+ */
+export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): AcquireReply {
+  const fail = (problem: string): never => {
+    throw new UnexpectedReplyError(node, 'the acquire script', raw, problem);
+  };
+  if (raw === 1) return fencing ? fail('a fencing token was asked for and none came') : ACQUIRED_UNFENCED;
+  if (!Array.isArray(raw) || raw.length !== 2) return fail('expected 1 or a pair {code, value}');
+  const [code, value] = raw as unknown[];
+  switch (code) {
+    case 1: {
+      const token = integerOf(value);
+      if (token === undefined || token <= 0) return fail('the fencing token is not a positive safe integer');
+      return { outcome: 'acquired', token };
+    }
+    case 0: {
+      const holderTtl = integerOf(value);
+      if (holderTtl === undefined || holderTtl < -2) return fail("the holder's ttl is not a PTTL reply");
+      return { outcome: 'busy', holderTtl };
+    }
+    case 2:
+    case 3: {
+      const uptime = integerOf(value);
+      if (uptime === undefined || uptime < 0) return fail('the uptime is not a whole number of ms ≥ 0');
+      return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
+    }
+    default:
+      return fail('unknown reply code (expected 0, 1, 2 or 3)');
+  }
+}
+
+/** The fence and extend scripts answer 1 (done) or 0 (not the owner), nothing else. */
+export function flagReplyOf(node: string, operation: string, raw: unknown): boolean {
+  if (raw === 1 || raw === 0) return raw === 1;
+  throw new UnexpectedReplyError(node, operation, raw, 'expected 0 or 1');
+}
+
+/** The release script answers how many of the `count` keys it deleted. */
+export function releaseReplyOf(node: string, raw: unknown, count: number): number {
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw <= count) return raw;
+  throw new UnexpectedReplyError(node, 'the release script', raw, `expected a count from 0 to ${count}`);
+}
+
+/** A Redis integer, as ioredis gives it (a number) or as a script returns a large one (decimal digits). */
+function integerOf(value: unknown): number | undefined {
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^-?\d{1,16}$/.test(value)
+        ? Number(value)
+        : NaN;
+  return Number.isSafeInteger(number) ? number : undefined;
+}
+
+/** A reply for a message: JSON-like, at most 100 characters. */
+function showReply(reply: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(reply) ?? String(reply);
+  } catch {
+    text = String(reply);
+  }
+  return text.length > 100 ? `${text.slice(0, 100)}…(${text.length} chars)` : text;
+}

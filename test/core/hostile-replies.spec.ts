@@ -1,0 +1,90 @@
+import { Redlock } from '../../lib';
+import { ACQUIRE_SCRIPT } from '../../lib/redis';
+import { FakeRespNode, RedisNodes, RespValue, startFakeRespNode, startRedisNodes } from '../support';
+
+describe('a node answering garbage next to 2 honest real nodes', () => {
+  let nodes: RedisNodes;
+  let fake: FakeRespNode;
+  /** What the fake node answers to the acquire script in the current test. */
+  let acquireReply: RespValue = 1;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(2);
+    fake = await startFakeRespNode((command, args) => {
+      if ((command === 'evalsha' && args[0] === ACQUIRE_SCRIPT.sha) || command === 'eval') {
+        return args[0] === ACQUIRE_SCRIPT.sha || args[0] === ACQUIRE_SCRIPT.source ? acquireReply : 'garbage';
+      }
+      return undefined;
+    });
+  });
+  afterAll(async () => {
+    await fake?.close();
+    await nodes?.stop();
+  });
+
+  async function fenceCounters(key: string): Promise<(string | null)[]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          return await admin.get(key);
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
+  it.each<[string, RespValue]>([
+    ['a token "abc"', [1, 'abc']],
+    ['a token "1e400"', [1, '1e400']],
+    ['a token "1e300"', [1, '1e300']],
+    ['a token beyond 2^53', [1, '99999999999999999']],
+    ['a negative token', [1, '-5']],
+    ['a busy ttl "abc"', [0, 'abc']],
+    ['a refused uptime "x"', [2, 'x']],
+    ['nil', null],
+    ['a one-element array', [1]],
+    ['a three-element array', [1, '5', 6]],
+    ['an unknown code', [7, 1]],
+    ['a plain 1 although a token was asked for', 1],
+    ['a string', 'OK'],
+  ])(
+    '%s: that node is an error vote, the lock and its token come from the honest nodes',
+    async (_, reply) => {
+      acquireReply = reply;
+      const resource = `hostile:${JSON.stringify(reply)}`;
+      const redlock = new Redlock([...nodes.urls, fake.url], {
+        logger: false,
+        restartGuard: false,
+        fencing: true,
+      });
+      const errors: { node: string; operation: string; error: Error }[] = [];
+      redlock.on('node-error', (event) => errors.push(event));
+      try {
+        await redlock.connect(2_000);
+        const lock = await redlock.acquire(resource, { wait: 0 });
+        const token = lock.fencingToken!;
+        expect(Number.isSafeInteger(token)).toBe(true);
+        expect(token).toBeGreaterThan(0);
+        // The write-back reached the honest counters with the honest token, nothing the fake node said.
+        expect(await fenceCounters(`redlock:{${resource}}:fence`)).toEqual([String(token), String(token)]);
+        const acquireErrors = errors.filter((e) => e.operation === 'acquire');
+        expect(acquireErrors).toHaveLength(1);
+        expect(acquireErrors[0].node).toBe(`127.0.0.1:${fake.port}`);
+        expect(acquireErrors[0].error.message).toContain(
+          `127.0.0.1:${fake.port} answered the acquire script with ${JSON.stringify(reply)}: `,
+        );
+        await lock.release();
+        // The fake node's release answer ('garbage') is its error too, not a count.
+        expect(
+          errors.some(
+            (e) => e.operation === 'release' && /expected a count from 0 to 1/.test(e.error.message),
+          ),
+        ).toBe(true);
+      } finally {
+        await redlock.quit();
+      }
+    },
+  );
+});

@@ -1,0 +1,47 @@
+import { AcquireAbortedError } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn } from './helpers';
+
+/** Lock scripts (EVALSHA and EVAL) run on one node so far, from INFO commandstats. */
+async function scriptCalls(nodes: RedisNodes, index = 0): Promise<number> {
+  const admin = nodes.nodes[index].redis();
+  try {
+    const stats = await admin.info('commandstats');
+    let calls = 0;
+    for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
+    return calls;
+  } finally {
+    admin.disconnect();
+  }
+}
+
+describe('timers above 2^31 − 1 ms (3 real nodes)', () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  it('a waiter (wait: Infinity) behind a key whose ttl exceeds the timer limit sleeps instead of spinning (1,403 script calls in 1 s before the fix)', async () => {
+    // A holder whose key outlives what a Node timer can wait (another client, or an older version without
+    // the limit): unclamped, the waiter's sleep until that ttl would fire after 1 ms, again and again.
+    const admin = nodes.nodes.map((node) => node.redis());
+    await Promise.all(admin.map((client) => client.set('redlock:{long}', 'someone-else', 'PX', 2 ** 32)));
+    const waiter = await redlockOn(nodes);
+    const abort = new AbortController();
+    const before = await scriptCalls(nodes);
+    const pending = waiter.acquire('long', { wait: Infinity, signal: abort.signal }).catch((e: unknown) => e);
+    await delay(1_000);
+    const during = (await scriptCalls(nodes)) - before;
+    abort.abort();
+    expect(await pending).toBeInstanceOf(AcquireAbortedError);
+    // Two attempts (the first, and one right after subscribing), each with its release, then one sleep.
+    expect(during).toBeGreaterThanOrEqual(2);
+    expect(during).toBeLessThan(20);
+    await Promise.all(admin.map((client) => client.del('redlock:{long}').finally(() => client.disconnect())));
+  });
+});

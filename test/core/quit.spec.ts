@@ -1,0 +1,125 @@
+import { Redis } from 'ioredis';
+import { QuorumUnavailableError, Redlock, RedlockClosedError } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, eventually, redlockOn } from './helpers';
+
+const CLOSED = /this Redlock instance was closed \(quit\(\)\)/;
+
+describe('use after quit() (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  let holder: Redlock;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    holder = await redlockOn(nodes);
+  });
+  afterEach(async () => {
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  /** Connections open on each node, from CLIENT LIST, not counting the admin connection asking. */
+  async function clientCounts(): Promise<number[]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          const list = (await admin.client('LIST')) as string;
+          return list.trim().split('\n').length - 1;
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
+  async function scriptCalls(): Promise<number> {
+    const admin = nodes.nodes[0].redis();
+    try {
+      const stats = await admin.info('commandstats');
+      let calls = 0;
+      for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
+      return calls;
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  it('acquire, tryAcquire, using and extend fail at once, without traffic, also over clients passed in', async () => {
+    const clients = nodes.nodes.map((node) => node.redis());
+    try {
+      const redlock = new Redlock(clients, { logger: false, restartGuard: false });
+      const lock = await redlock.acquire('after-quit');
+      await redlock.quit();
+      // Clients passed in stay open: without the check the instance would go on locking through them.
+      expect(clients.map((client) => client.status)).toEqual(['ready', 'ready', 'ready']);
+      const before = await scriptCalls();
+      const calls: [string, () => Promise<unknown>][] = [
+        ['acquire', () => redlock.acquire('r')],
+        ['acquire', () => redlock.tryAcquire('r')],
+        ['acquire', () => redlock.using('r', async () => 1)],
+        ['extend', () => redlock.extend(lock)],
+        ['extend', () => lock.extend()],
+      ];
+      for (const [operation, call] of calls) {
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(RedlockClosedError);
+        expect((error as Error).message).toMatch(new RegExp(`^Cannot ${operation} "(r|after-quit)": `));
+        expect((error as Error).message).toMatch(CLOSED);
+      }
+      expect(await scriptCalls()).toBe(before);
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+
+  it('an acquire waiting on a busy lock when quit() runs rejects, and leaves no subscriber connection', async () => {
+    const baseline = await clientCounts();
+    const held = await holder.acquire('busy-at-quit', { ttl: 20_000 });
+    const waiter = new Redlock(nodes.urls, { logger: false, restartGuard: false });
+    await waiter.connect(2_000);
+    const queued = waiter.acquire('busy-at-quit', { wait: 15_000 }).catch((e: unknown) => e);
+    const second = waiter.acquire('busy-at-quit', { wait: 15_000 }).catch((e: unknown) => e);
+    // The first is subscribed and asleep, the second queued behind it in the process.
+    expect(
+      await eventually(async () => (await clientCounts()).every((count, i) => count === baseline[i] + 2)),
+    ).toBe(true);
+    await waiter.quit();
+    for (const error of [await queued, await second]) {
+      expect(error).toBeInstanceOf(RedlockClosedError);
+      expect((error as Error).message).toMatch(CLOSED);
+    }
+    // Lock client and subscriber gone on every node, and no new one opened by the stopped waiters.
+    expect(
+      await eventually(async () => (await clientCounts()).every((count, i) => count === baseline[i])),
+    ).toBe(true);
+    await delay(300);
+    expect(await clientCounts()).toEqual(baseline);
+    await held.release();
+  });
+
+  it('tryAcquire() on clients not connected yet says to await connect() first', async () => {
+    const lazy = nodes.nodes.map(
+      (node) => new Redis({ port: node.port, host: node.host, lazyConnect: true }),
+    );
+    try {
+      const redlock = new Redlock(lazy, { logger: false, restartGuard: false });
+      const error = (await redlock.tryAcquire('lazy').catch((e: unknown) => e)) as QuorumUnavailableError;
+      expect(error).toBeInstanceOf(QuorumUnavailableError);
+      const errors = error.votes.filter((vote) => vote.outcome === 'error');
+      expect(errors.length).toBeGreaterThanOrEqual(2); // decided once 2 of 3 failed
+      for (const vote of errors) {
+        expect(vote.error?.message).toMatch(/not connected yet .*await redlock\.connect\(\) before locking/);
+      }
+      await redlock.connect(2_000);
+      const lock = await redlock.tryAcquire('lazy');
+      await lock!.release();
+      await redlock.quit();
+    } finally {
+      for (const client of lazy) client.disconnect();
+    }
+  });
+});

@@ -1,0 +1,61 @@
+import { LockBusyError, Redlock } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { closeAll, delay, redlockOn } from './helpers';
+
+describe('release announcements that never stop (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  let holder: Redlock;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+    holder = await redlockOn(nodes);
+  });
+  afterAll(async () => {
+    await closeAll();
+    await nodes?.stop();
+  });
+
+  /** Acquire attempts that reached node 0 (the acquire script goes by digest, releases in full). */
+  async function acquireCalls(): Promise<number> {
+    const admin = nodes.nodes[0].redis();
+    try {
+      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  it('a waiter makes a bounded number of attempts while a node announces releases every ms (12 measured; 767 before the bound)', async () => {
+    const held = await holder.acquire('storm', { ttl: 20_000 });
+    const publisher = nodes.nodes[0].redis();
+    let running = true;
+    let published = 0;
+    const storm = (async () => {
+      while (running) {
+        await publisher.publish('redlock:{storm}:released', '1');
+        published++;
+        await delay(1);
+      }
+    })();
+    try {
+      const waiter = await redlockOn(nodes);
+      const before = await acquireCalls();
+      const error = (await waiter
+        .acquire('storm', { wait: 1_000 })
+        .catch((e: unknown) => e)) as LockBusyError;
+      const calls = (await acquireCalls()) - before;
+      expect(error).toBeInstanceOf(LockBusyError);
+      // The storm happened: hundreds of announcements during the wait, and they did wake the waiter.
+      expect(published).toBeGreaterThan(200);
+      expect(waiter.stats.wokenByRelease).toBeGreaterThan(2);
+      // Bounded: gaps from retryDelay (10 ms) doubling up to maxRetryDelay (200 ms) allow about a dozen.
+      expect(error.attempts).toBeLessThan(30);
+      expect(calls).toBe(error.attempts);
+    } finally {
+      running = false;
+      await storm;
+      publisher.disconnect();
+      await held.release();
+    }
+  });
+});

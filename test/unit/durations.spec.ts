@@ -1,0 +1,134 @@
+import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib';
+import { longTimeout, withTimeout } from '../../lib/core/clock';
+import { resolveModuleOptions } from '../../lib/redlock.module-options';
+
+/** Node fires a delay above this after 1 ms. */
+const MAX = 2 ** 31 - 1;
+
+class YesNode implements LockNode {
+  calls = 0;
+  constructor(readonly name: string) {}
+  async acquire(): Promise<AcquireReply> {
+    this.calls++;
+    return { outcome: 'acquired', token: 0 };
+  }
+  async fence(): Promise<boolean> {
+    return true;
+  }
+  async extend(): Promise<boolean> {
+    this.calls++;
+    return true;
+  }
+  async release(): Promise<number> {
+    return 1;
+  }
+}
+
+const threeNodes = () => [new YesNode('a:1'), new YesNode('b:1'), new YesNode('c:1')];
+const TOO_LONG = /longer than 2147483647 ms \(about 24\.8 days\), the longest delay a Node timer can wait/;
+
+describe('durations above 2^31 − 1 ms are refused, everywhere the library takes one', () => {
+  it.each([
+    ['ttl', { ttl: 2 ** 32 }],
+    ['nodeTimeout', { nodeTimeout: 2 ** 31 }],
+    ['wait', { wait: 2 ** 31 }],
+    ['retryDelay', { retryDelay: 2 ** 31, maxRetryDelay: 2 ** 31 }],
+    ['maxRetryDelay', { maxRetryDelay: 2 ** 31 }],
+    ['restartGuard', { restartGuard: 2 ** 31 }],
+  ])('constructor option %s', (name, options) => {
+    const make = () => new Redlock(threeNodes(), { logger: false, ...options });
+    expect(make).toThrow(InvalidArgumentError);
+    expect(make).toThrow(new RegExp(`^${name} of 2147483648 ms|^${name} of 4294967296 ms`));
+    expect(make).toThrow(TOO_LONG);
+  });
+
+  it('the limit itself is accepted, and so is wait: Infinity', () => {
+    for (const name of ['ttl', 'nodeTimeout', 'wait', 'maxRetryDelay', 'restartGuard']) {
+      expect(() => new Redlock(threeNodes(), { logger: false, [name]: MAX })).not.toThrow();
+    }
+    expect(() => new Redlock(threeNodes(), { logger: false, wait: Infinity })).not.toThrow();
+  });
+
+  it('per-call ttl and wait, extend() and using(), before any node is asked', async () => {
+    const nodes = threeNodes();
+    const redlock = new Redlock(nodes, { logger: false });
+    await expect(redlock.acquire('t', { ttl: 2 ** 32 })).rejects.toThrow(TOO_LONG);
+    await expect(redlock.tryAcquire('t', { ttl: 2 ** 31 })).rejects.toThrow(/^ttl of 2147483648 ms/);
+    await expect(redlock.acquire('t', { wait: 2 ** 31 })).rejects.toThrow(/^wait of 2147483648 ms.*Infinity/);
+    await expect(redlock.using('t', { ttl: 2 ** 32 }, async () => 1)).rejects.toThrow(TOO_LONG);
+    expect(nodes.map((node) => node.calls)).toEqual([0, 0, 0]);
+    const lock = await redlock.acquire('t', { wait: Infinity });
+    const before = nodes.map((node) => node.calls);
+    await expect(redlock.extend(lock, 2 ** 31)).rejects.toThrow(TOO_LONG);
+    expect(nodes.map((node) => node.calls)).toEqual(before);
+    await lock.release();
+  });
+
+  it.each([
+    ['connect', 2 ** 31],
+    ['probe', 2 ** 31],
+    ['quit', 2 ** 31],
+    ['connect', 1.5],
+    ['probe', -1],
+    ['quit', -1],
+    ['connect', '1000'],
+  ])('%s(%p) rejects with the limit', async (method, timeout) => {
+    const redlock = new Redlock(threeNodes(), { logger: false });
+    const call = (redlock as unknown as Record<string, (t: unknown) => Promise<unknown>>)[method];
+    const error = await call.call(redlock, timeout).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^${method}\\(\\) timeout must be a whole number of milliseconds from [01] to 2147483647 ms`,
+      ),
+    );
+  });
+
+  it.each(['connectTimeout', 'shutdownTimeout'])('module option %s', (name) => {
+    expect(() => resolveModuleOptions({ nodes: threeNodes(), logger: false, [name]: 2 ** 31 })).toThrow(
+      new RegExp(`Invalid RedlockModule options: ${name} of 2147483648 ms is longer than 2147483647 ms`),
+    );
+  });
+});
+
+describe('timers longer than 2^31 − 1 ms are armed in steps, Infinity arms none', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('longTimeout fires after the whole delay, not after 1 ms', () => {
+    const fired = jest.fn();
+    const spy = jest.spyOn(global, 'setTimeout');
+    longTimeout(fired, 2 ** 32);
+    // Never a delay Node would turn into 1 ms.
+    for (const [, ms] of spy.mock.calls) expect(ms).toBeLessThanOrEqual(MAX);
+    jest.advanceTimersByTime(MAX);
+    expect(fired).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(2 ** 32 - MAX - 1);
+    expect(fired).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(1);
+    expect(fired).toHaveBeenCalledTimes(1);
+    spy.mockRestore();
+  });
+
+  it('a cancelled long timer never fires; Infinity arms nothing', () => {
+    const fired = jest.fn();
+    const cancel = longTimeout(fired, 2 ** 33);
+    jest.advanceTimersByTime(MAX + 10);
+    cancel();
+    jest.advanceTimersByTime(2 ** 33);
+    expect(fired).not.toHaveBeenCalled();
+    longTimeout(fired, Infinity);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('withTimeout(…, Infinity) never times out', async () => {
+    let settled = false;
+    void withTimeout(new Promise(() => undefined), Infinity, () => new Error('timed out')).catch(
+      () => (settled = true),
+    );
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(2 ** 31 + 10);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+  });
+});
