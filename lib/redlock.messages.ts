@@ -98,6 +98,15 @@ export function quorumUnreachable(ready: number, total: number, quorum: number):
   );
 }
 
+export function startingInGuard(nodes: readonly string[], wait: number, until: Date): string {
+  return (
+    `Redis node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} started recently (or restarted): the restart ` +
+    `guard makes them refuse locks until about ${until.toISOString()} (in ${Math.ceil(wait / 1000)} s), so ` +
+    `locks fail until then (503 on HTTP routes; acquire() waits when that is within its wait). This is ` +
+    `deliberate after a restart; for development and tests with fresh nodes, set restartGuard: false.`
+  );
+}
+
 export function connected(total: number, quorum: number): string {
   return `Connected to ${total} Redis node${total === 1 ? '' : 's'} (quorum ${quorum}).`;
 }

@@ -139,9 +139,24 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     }
     if (states.length - down.length < quorum) {
       this.log?.warn(messages.quorumUnreachable(states.length - down.length, states.length, quorum));
-    } else if (down.length === 0) {
-      this.log?.debug(messages.connected(states.length, quorum));
+      return;
     }
+    if (down.length === 0) this.log?.debug(messages.connected(states.length, quorum));
+    await this.warnWhileGuarded();
+  }
+
+  /** Fresh or restarted nodes refuse locks for a while, deliberately: say so once, with when it ends. */
+  private async warnWhileGuarded(): Promise<void> {
+    if (!this.log) return;
+    const report = await this.redlock.probe(this.connectTimeout).catch(() => undefined);
+    if (!report) return;
+    const waits = report.nodes
+      .map((node) => (node.up ? (node.guardRemaining ?? 0) : Infinity))
+      .sort((a, b) => a - b);
+    const wait = waits[report.quorum - 1];
+    if (wait === undefined || !Number.isFinite(wait) || wait <= 0) return;
+    const guarded = report.nodes.filter((node) => (node.guardRemaining ?? 0) > 0).map((node) => node.node);
+    this.log.warn(messages.startingInGuard(guarded, wait, new Date(Date.now() + wait)));
   }
 
   /**

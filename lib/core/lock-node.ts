@@ -76,6 +76,11 @@ export interface LockNode {
    */
   readonly guardMode?: 'uptime' | 'data-age';
   /**
+   * Optional: what identifies the server behind this node once connected (for Redis its `run_id`), so the
+   * same server listed under two names (`0.0.0.0` and `127.0.0.1`, a DNS alias) is recognised.
+   */
+  readonly serverId?: string;
+  /**
    * Optional: lets go of what the node holds for this instance (connections it created, subscribers),
    * within `timeout` ms. Called once, by `Redlock.quit()`.
    */

@@ -139,6 +139,14 @@ function guardHint(guarded: number, total: number): string {
   );
 }
 
+export function sameServer(first: number, firstName: string, second: number, secondName: string): string {
+  return (
+    `nodes[${first}] (${firstName}) and nodes[${second}] (${secondName}) are the same Redis server (same run_id): ` +
+    'it holds two votes, so a lock held there and on one other node looks like a majority. List each server ' +
+    'once — Redlock needs independent nodes.'
+  );
+}
+
 export function portableGuard(nodes: readonly string[]): string {
   return (
     `INFO is not readable on ${nodes.join(', ')} (ACL without @dangerous, a managed service, or no run_id): the ` +

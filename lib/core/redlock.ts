@@ -368,6 +368,7 @@ export class Redlock implements LockOwner {
         );
       }),
     );
+    this.warnAboutSameServer();
     const portable = states.filter((state) => state.guardMode === 'data-age').map((state) => state.node);
     if (portable.length > 0 && this.options.restartGuard !== false && !this.portableNoticed) {
       this.portableNoticed = true;
@@ -399,6 +400,19 @@ export class Redlock implements LockOwner {
         (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
       ),
     );
+  }
+
+  /** Two entries that reach the same server give it two votes: the quorum no longer means a majority. */
+  private warnAboutSameServer(): void {
+    const seen = new Map<string, number>();
+    this.nodes.forEach((node, index) => {
+      const id = node.serverId;
+      if (!id) return;
+      const earlier = seen.get(id);
+      if (earlier === undefined) seen.set(id, index);
+      else
+        this.options.logger?.warn(messages.sameServer(earlier, this.nodes[earlier].name, index, node.name));
+    });
   }
 
   private expiredDuringWork(lock: Lock): LockLostError {

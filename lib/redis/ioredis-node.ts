@@ -63,6 +63,10 @@ export class IoredisLockNode implements LockNode {
   get guardMode(): 'uptime' | 'data-age' {
     return this.infoDenied ? 'data-age' : 'uptime';
   }
+  /** The run_id of the server behind the current connection, once read ('' otherwise). */
+  get serverId(): string {
+    return this.runId;
+  }
   private channels: ReleaseChannels | undefined;
   /** Set by close(): no subscriber connection may be opened after it. */
   private closed = false;

@@ -310,3 +310,40 @@ describe('Redis-side failures map to errors, never crash, never leave keys (3 re
     expect(warnings).toEqual([expect.stringMatching(/even count/)]);
   });
 });
+
+describe('the same server under another name (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it('0.0.0.0 next to 127.0.0.1 (same port) is recognised by its run_id and named in a loud warning', async () => {
+    const warnings: string[] = [];
+    const port = new URL(nodes.urls[0]).port;
+    const redlock = new Redlock([nodes.urls[0], `redis://0.0.0.0:${port}`, nodes.urls[1]], {
+      logger: { warn: (message) => warnings.push(message) },
+      restartGuard: false,
+    });
+    await redlock.connect(2_000);
+    await redlock.quit();
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^nodes\[0\] \(127\.0\.0\.1:\d+\) and nodes\[1\] \(0\.0\.0\.0:\d+\) are the same Redis server/,
+      ),
+    ]);
+  });
+
+  it('negative control: three distinct servers give no warning', async () => {
+    const warnings: string[] = [];
+    const redlock = new Redlock(nodes.urls, {
+      logger: { warn: (m) => warnings.push(m) },
+      restartGuard: false,
+    });
+    await redlock.connect(2_000);
+    await redlock.quit();
+    expect(warnings).toEqual([]);
+  });
+});

@@ -180,6 +180,30 @@ describe('RedlockModule (3 real nodes)', () => {
     await app.get(RedlockService).release(lock);
   });
 
+  it('fresh nodes: warns once at start-up that the restart guard refuses locks, until when, and the option', async () => {
+    const logger = new RecordingLogger();
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger, restartGuard: 600_000 })],
+    });
+    const warnings = logger.messages('warn');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /started recently \(or restarted\): the restart guard makes them refuse locks until about \d{4}-/,
+    );
+    expect(warnings[0]).toContain('set restartGuard: false');
+    const refused = await app
+      .get(RedlockService)
+      .acquire('fresh', { wait: 0 })
+      .catch((e: unknown) => e);
+    expect((refused as Error).message).toContain('restart guard');
+  });
+
+  it('no such warning when the guard is off', async () => {
+    const logger = new RecordingLogger();
+    await createApp({ imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger })] });
+    expect(logger.messages('warn')).toEqual([]);
+  });
+
   it('warns that locking will fail when no majority is reachable', async () => {
     const logger = new RecordingLogger();
     const dead = [deadNode(await freePort()), deadNode(await freePort())];
