@@ -104,9 +104,14 @@ export async function acquireWithRetries(
         // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
         // subscribing, try once more at once: the holder may have released before the subscription was active.
         delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, plan));
-      } else if (attempt.kind === 'unavailable' && (guardWait = guardWaitOf(attempt.votes, plan.quorum))) {
-        // The restart guard keeps the quorum away for a known time: wait it out when the budget allows, or
-        // give up at once (the error says when it ends).
+      } else if (
+        attempt.kind === 'unavailable' &&
+        !attempt.votes.some(isFailure) &&
+        (guardWait = guardWaitOf(attempt.votes, plan.quorum))
+      ) {
+        // Only the restart guard keeps the quorum away, for a known time: wait it out when the budget allows,
+        // or give up at once (the error says when it ends). With failing nodes too, back off as usual: they
+        // may come back sooner.
         // (Uptime is known in whole seconds: the refusal may end up to a second later than it says.)
         delay =
           guardWait <= budget + GUARD_GRANULARITY
@@ -306,6 +311,10 @@ const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
 
 function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; wokenByTimer: number } {
   return waiter ? { wokenByRelease: waiter.wokenByRelease, wokenByTimer: waiter.wokenByTimer } : NO_WAKES;
+}
+
+function isFailure(vote: NodeVote): boolean {
+  return vote.outcome === 'error' || vote.outcome === 'timeout';
 }
 
 function isAcquired(reply: AcquireReply): boolean {

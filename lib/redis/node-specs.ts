@@ -28,9 +28,6 @@ const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
   connectTimeout: 2_000,
   // How long a closing socket may linger before it is destroyed; ioredis' 2 s keeps processes from exiting.
   disconnectTimeout: 200,
-  // ioredis' ready check is an INFO, which least-privilege users may not run (it then prints a warning); a
-  // node still loading its data answers LOADING, a node error like any other.
-  enableReadyCheck: false,
   // Keep reconnecting, but never more often than every second once a node has been down a while.
   retryStrategy: (times: number) => Math.min(times * 50, 1_000),
 });
