@@ -197,5 +197,10 @@ function isRefusal(error: unknown): boolean {
 export function describeClient(client: Redis): string {
   const options = client.options ?? {};
   if (options.path) return options.path;
+  // Behind Sentinel the address changes with failovers: the group name and its sentinels identify it.
+  if (options.sentinels && options.sentinels.length > 0) {
+    const sentinels = options.sentinels.map((s) => `${s.host ?? '127.0.0.1'}:${s.port ?? 26379}`).join(',');
+    return `sentinel ${options.name ?? 'mymaster'}@${sentinels}`;
+  }
   return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
 }

@@ -1,0 +1,70 @@
+import Redis from 'ioredis';
+import { Redlock } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+import { SentinelSet, startSentinelSet } from '../support/sentinel';
+
+/**
+ * A Redlock node behind a real redis-sentinel (a primary and a replica), next to two plain nodes: locks work,
+ * and keep working after the sentinel fails the primary over to the replica.
+ */
+describe('Sentinel (a primary + replica behind redis-sentinel, plus 2 plain nodes)', () => {
+  let sentinel: SentinelSet;
+  let plain: RedisNodes;
+  jest.setTimeout(60_000);
+
+  beforeAll(async () => {
+    sentinel = await startSentinelSet();
+    plain = await startRedisNodes(2);
+  });
+  afterAll(async () => {
+    await plain?.stop();
+    await sentinel?.stop();
+  });
+
+  it('locks through the sentinel-managed node, before and after a failover', async () => {
+    const redlock = new Redlock(
+      [
+        {
+          sentinels: [{ host: '127.0.0.1', port: sentinel.sentinelPort }],
+          name: sentinel.name,
+          failoverDetector: true,
+        },
+        ...plain.urls,
+      ],
+      { restartGuard: false, logger: false, nodeTimeout: 500 },
+    );
+    try {
+      expect((await redlock.connect(5_000)).every((state) => state.ready)).toBe(true);
+      // Every node voted yes (the one behind the sentinel included).
+      const lock = await redlock.acquire('sentinel:1');
+      expect((await redlock.release(lock)).releasedOn).toBe(3);
+
+      const before = await sentinel.primaryAddress();
+      const after = await sentinel.failover();
+      expect(after).not.toBe(before);
+
+      // Followed the failover: within a few seconds the sentinel-managed node votes yes again, on the new primary.
+      const [host, port] = after.split(':');
+      const newPrimary = new Redis({ host, port: Number(port), maxRetriesPerRequest: 1 });
+      const deadline = Date.now() + 20_000;
+      let onNewPrimary: string | null = null;
+      let releasedOn = 0;
+      try {
+        while (Date.now() < deadline) {
+          const again = await redlock.acquire('sentinel:2', { wait: 1_000 });
+          onNewPrimary = await newPrimary.get('redlock:{sentinel:2}');
+          releasedOn = (await redlock.release(again)).releasedOn;
+          if (releasedOn === 3 && onNewPrimary === again.value) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      } finally {
+        newPrimary.disconnect();
+      }
+      expect(onNewPrimary).not.toBeNull();
+      expect(releasedOn).toBe(3);
+      expect(redlock.nodes[0].name).toBe(`sentinel ${sentinel.name}@127.0.0.1:${sentinel.sentinelPort}`);
+    } finally {
+      await redlock.quit();
+    }
+  });
+});
