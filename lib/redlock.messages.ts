@@ -141,6 +141,25 @@ export function badModuleOptions(problem: string): string {
   return `Invalid RedlockModule options: ${problem}`;
 }
 
+export function badBusyFilter(value: unknown): string {
+  return `busyFilter must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+}
+
+export function importedTwice(): string {
+  return (
+    'RedlockModule is imported more than once in this application: each import creates its own connections and ' +
+    'its own RedlockService, and which one a provider gets is not defined. Import it once, in the root module ' +
+    '(it is global).'
+  );
+}
+
+export function synchronousMethod(where: string, type: string): string {
+  return (
+    `@Locked cannot decorate ${where}: it is declared to return ${type}, synchronously, and its work could not ` +
+    `wait for the lock. Make it async (or return an Observable).`
+  );
+}
+
 export function busyFilterInFactory(): string {
   return (
     'busyFilter shapes the module (it decides which providers exist), so it is read when the module is ' +

@@ -1,7 +1,9 @@
 import { ConfigurableModuleBuilder, Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { LockBusyFilter } from './lock-busy.filter';
+import { InvalidArgumentError } from './core';
 import { LockedSections } from './locked';
+import * as messages from './redlock.messages';
 import {
   DEFAULT_MODULE_OPTIONS,
   REDLOCK_MODULE_OPTIONS,
@@ -34,6 +36,9 @@ export const { ConfigurableModuleClass: RedlockConfigurableModule } =
     .build();
 
 function redlockProviders(extras: RedlockModuleExtras): Provider[] {
+  if (extras.busyFilter !== undefined && typeof extras.busyFilter !== 'boolean') {
+    throw new InvalidArgumentError(messages.badModuleOptions(messages.badBusyFilter(extras.busyFilter)));
+  }
   const providers: Provider[] = [
     { provide: REDLOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [REDLOCK_MODULE_OPTIONS] },
     LockedSections,

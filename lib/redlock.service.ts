@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import {
   AcquireOptions,
   Lock,
@@ -34,6 +35,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(REDLOCK_RESOLVED_OPTIONS) resolved: ResolvedModuleOptions,
     private readonly sections: LockedSections,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.redlock = resolved.redlock;
     this.log = resolved.log;
@@ -130,6 +132,9 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
 
   /** Connects to the nodes. Unreachable nodes only log a warning: the application still starts. */
   async onModuleInit(): Promise<void> {
+    // Another RedlockService in the same application (RedlockModule imported twice) is found instead of this one.
+    if (this.moduleRef.get(RedlockService, { strict: false }) !== this)
+      this.log?.warn(messages.importedTwice());
     if (this.log) this.redlock.on('node-error', nodeErrorWarner(this.log));
     const states = await this.redlock.connect(this.connectTimeout);
     const { quorum } = this.redlock;

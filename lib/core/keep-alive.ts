@@ -42,7 +42,10 @@ export function keepAlive(
     );
   };
   const scheduleRenewal = (delay: number) => {
-    renewal = clock.setTimeout(renew, Math.max(minInterval, delay));
+    // The floor keeps short ttls from spinning, but never past half the validity left: a lock with a ttl
+    // near the 10 ms minimum would otherwise always be lost before its first renewal.
+    const due = Math.min(Math.max(minInterval, delay), Math.max(1, lock.remainingTime / 2));
+    renewal = clock.setTimeout(renew, due);
   };
   const renew = () => {
     if (stopped) return;

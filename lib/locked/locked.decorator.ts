@@ -59,6 +59,10 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
     if (typeof target === 'function') throw new InvalidArgumentError(messages.staticMethod(where));
     const original = descriptor?.value;
     if (typeof original !== 'function') throw new InvalidArgumentError(messages.notAMethod(where));
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    if (SYNCHRONOUS_TYPES.has(returnType)) {
+      throw new InvalidArgumentError(messages.synchronousMethod(where, (returnType as Function).name));
+    }
 
     // One injected property per method: its description is what Nest prints when RedlockModule is missing.
     const sectionsProperty = Symbol(messages.sectionsProperty(where));
@@ -67,7 +71,7 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
       propertyKey,
       key: compileLockKey(key, where, original.length),
       ...planOptions(where, options),
-      observable: isObservableType(Reflect.getMetadata('design:returntype', target, propertyKey)),
+      observable: isObservableType(returnType),
       sectionsProperty,
     };
     Inject(LockedSections)(target, sectionsProperty);
@@ -124,6 +128,9 @@ function coreOptions(rest: UsingOptions, onBusy: 'throw' | 'skip'): UsingOptions
   const core: UsingOptions = onBusy === 'skip' && rest.wait === undefined ? { ...rest, wait: 0 } : rest;
   return Object.keys(core).length > 0 ? Object.freeze(core) : undefined;
 }
+
+/** Declared return types (emitDecoratorMetadata) that say the method is synchronous. */
+const SYNCHRONOUS_TYPES: ReadonlySet<unknown> = new Set([String, Number, Boolean, Array, BigInt, Symbol]);
 
 const CORE_DEFAULTS = Object.freeze({ ...DEFAULT_OPTIONS, logger: undefined }) as ResolvedOptions;
 

@@ -204,6 +204,46 @@ describe('RedlockModule (3 real nodes)', () => {
     expect(logger.messages('warn')).toEqual([]);
   });
 
+  it('busyFilter that is not a boolean is refused when the module is assembled', () => {
+    expect(() => RedlockModule.forRoot(nodes.urls, { busyFilter: 'no' as unknown as boolean })).toThrow(
+      'Invalid RedlockModule options: busyFilter must be true or false, got "no".',
+    );
+  });
+
+  it('a busyFilter returned by a forRootAsync factory is refused with where it goes', async () => {
+    const error = await Test.createTestingModule({
+      imports: [
+        RedlockModule.forRootAsync({
+          useFactory: () => ({ nodes: nodes.urls, busyFilter: false }) as unknown as RedlockModuleOptions,
+        }),
+      ],
+    })
+      .compile()
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toContain('pass it beside useFactory');
+  });
+
+  it('a __proto__ key in module options is refused like any unknown option', async () => {
+    const options = JSON.parse(`{ "__proto__": { "ttl": 1 } }`) as object;
+    const error = await Test.createTestingModule({
+      imports: [RedlockModule.forRootAsync({ useFactory: () => ({ nodes: nodes.urls, ...options }) })],
+    })
+      .compile()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toContain('"__proto__"');
+  });
+
+  it('RedlockModule imported twice in one application: one warning', async () => {
+    const logger = new RecordingLogger();
+    @Module({ imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger })] })
+    class Feature {}
+    await createApp({ imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger }), Feature] });
+    expect(logger.messages('warn')).toEqual([
+      expect.stringContaining('RedlockModule is imported more than once'),
+    ]);
+  });
+
   it('warns that locking will fail when no majority is reachable', async () => {
     const logger = new RecordingLogger();
     const dead = [deadNode(await freePort()), deadNode(await freePort())];

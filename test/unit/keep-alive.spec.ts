@@ -1,0 +1,88 @@
+import { Lock } from '../../lib';
+import type { Clock, Timer } from '../../lib';
+import { keepAlive } from '../../lib/core/keep-alive';
+
+/** A virtual clock: timers run when `advance` passes their time. */
+class VirtualClock implements Clock {
+  private time = 0;
+  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
+  now(): number {
+    return this.time;
+  }
+  setTimeout(fn: () => void, ms: number): Timer {
+    const timer = { at: this.time + ms, fn, cancelled: false };
+    this.timers.push(timer);
+    return { cancel: () => void (timer.cancelled = true) };
+  }
+  async advance(ms: number): Promise<void> {
+    const until = this.time + ms;
+    for (;;) {
+      const next = this.timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
+      if (!next) break;
+      next.cancelled = true;
+      this.time = next.at;
+      next.fn();
+      await Promise.resolve();
+    }
+    this.time = until;
+  }
+}
+
+function lockOf(clock: VirtualClock, ttl: number, validity: number): Lock {
+  const grant = {
+    resources: ['r'],
+    keys: ['k'],
+    fenceKeys: [],
+    value: 'v',
+    ttl,
+    deadline: clock.now() + validity,
+    attempts: 1,
+    fencingToken: undefined,
+  };
+  const owner = { extend: async (l: Lock) => l, release: async () => ({ releasedOn: 0, votes: [] }) };
+  return new (Lock as unknown as new (...args: unknown[]) => Lock)(grant, { abandoned: false }, owner, clock);
+}
+
+describe('keepAlive renewal timing (virtual clock)', () => {
+  it.each([10, 12, 20, 100, 10_000])(
+    'a %i ms lock is renewed before its validity runs out, and kept',
+    async (ttl) => {
+      const clock = new VirtualClock();
+      const validity = ttl - 2 - Math.round(ttl * 0.01); // what the drift allowance leaves
+      const lock = lockOf(clock, ttl, validity);
+      const renewals: number[] = [];
+      const lost: unknown[] = [];
+      const stop = keepAlive(
+        lock,
+        clock,
+        async (held) => {
+          renewals.push(clock.now());
+          (held as unknown as { setDeadline(d: number): void }).setDeadline(clock.now() + validity);
+          return held;
+        },
+        (_lock, error) => lost.push(error),
+      );
+      await clock.advance(ttl * 10);
+      stop();
+      expect(lost).toEqual([]);
+      expect(renewals.length).toBeGreaterThanOrEqual(5);
+      // Never a spin: at least 1 ms between renewals.
+      const gaps = renewals.slice(1).map((at, i) => at - renewals[i]);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1);
+    },
+  );
+
+  it('negative control: a renewal that never answers loses the lock at its deadline', async () => {
+    const clock = new VirtualClock();
+    const lock = lockOf(clock, 10, 7);
+    const lost: unknown[] = [];
+    keepAlive(
+      lock,
+      clock,
+      () => new Promise(() => undefined),
+      (_lock, error) => lost.push(error),
+    );
+    await clock.advance(100);
+    expect(lost).toHaveLength(1);
+  });
+});
