@@ -76,6 +76,12 @@ export interface LockNode {
    */
   readonly guardMode?: 'uptime' | 'data-age';
   /**
+   * Optional: a reason why this node cannot hold a lock on these keys together (e.g. a Redis Cluster whose
+   * keys hash to different slots), or undefined. Checked before any traffic; the caller gets an
+   * `InvalidArgumentError` with the reason.
+   */
+  refuseKeys?(keys: readonly string[]): string | undefined;
+  /**
    * Optional: what identifies the server behind this node once connected (for Redis its `run_id`), so the
    * same server listed under two names (`0.0.0.0` and `127.0.0.1`, a DNS alias) is recognised.
    */

@@ -196,6 +196,7 @@ export class Redlock implements LockOwner {
     const { plan } = this;
     const prefix = this.options.keyPrefix;
     const keys = resources.map((resource) => lockKey(prefix, resource));
+    if (keys.length > 1) this.refuseKeys(keys);
     const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
     const owner = newOwnerValue();
     const claim: OwnerClaim = { abandoned: false };
@@ -400,6 +401,14 @@ export class Redlock implements LockOwner {
         (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
       ),
     );
+  }
+
+  /** A node that cannot hold these keys together (a Redis Cluster, keys in several slots) refuses up front. */
+  private refuseKeys(keys: readonly string[]): void {
+    for (const node of this.nodes) {
+      const problem = node.refuseKeys?.(keys);
+      if (problem) throw new InvalidArgumentError(problem);
+    }
   }
 
   /** Two entries that reach the same server give it two votes: the quorum no longer means a majority. */

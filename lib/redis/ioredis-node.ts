@@ -3,6 +3,7 @@ import type { AcquireReply, AcquireRequest, LockNode, ReleaseListener } from '..
 import { CommandBatcher } from './command-batcher';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
+import { slotOf, tagForSlot } from './cluster-slots';
 import { ReleaseChannels } from './release-channels';
 import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, releaseReplyOf } from './replies';
 import {
@@ -57,7 +58,8 @@ export class IoredisLockNode implements LockNode {
    * then, so its late answers are undone separately.
    */
   get ordered(): boolean {
-    return this.owned && !this.commands.reordering;
+    // A Cluster resends commands after MOVED/ASK redirections: never ordered.
+    return this.owned && !this.cluster && !this.commands.reordering;
   }
   /** How the restart guard decides here: `'data-age'` once INFO proved unreadable (ACL, managed services). */
   get guardMode(): 'uptime' | 'data-age' {
@@ -76,6 +78,8 @@ export class IoredisLockNode implements LockNode {
   private readonly commands: CommandBatcher;
   private readonly onReady = () => this.learnRunId();
   private readonly onClose = () => (this.runId = '');
+  /** An ioredis `Cluster`: one lock node whose keys live on the master of their slot. */
+  private readonly cluster: boolean;
 
   /**
    * @param owned the library created the client (offline queue and command replay off, ioredis
@@ -88,7 +92,9 @@ export class IoredisLockNode implements LockNode {
     private readonly owned = false,
   ) {
     this.name = name ?? describeClient(client);
-    this.commands = new CommandBatcher(client, owned);
+    this.cluster = (client as { isCluster?: boolean }).isCluster === true;
+    // A Cluster pipeline must stay within one slot: calls go out one by one there.
+    this.commands = new CommandBatcher(client, owned && !this.cluster);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
     // connection (perhaps to a restarted server) forgets it until it has been read again.
     client.on('ready', this.onReady);
@@ -98,6 +104,9 @@ export class IoredisLockNode implements LockNode {
 
   private learnRunId(): void {
     this.runId = '';
+    // On a Cluster the script runs on its slot's master, whose run_id INFO from here may not be: the script
+    // reads it itself (INFO on every guarded acquire), or falls back to the portable marker.
+    if (this.cluster) return;
     this.learning = this.client.info('server').then(
       (info) => {
         this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
@@ -113,9 +122,10 @@ export class IoredisLockNode implements LockNode {
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const fencing = request.fenceKeys.length > 0;
-    return this.run(ACQUIRE_SCRIPT, acquireCall(request, this.runId, this.infoDenied)).then((raw) =>
-      acquireReplyOf(this.name, raw, fencing),
-    );
+    return this.run(
+      ACQUIRE_SCRIPT,
+      acquireCall(request, this.runId, this.infoDenied, this.guardKeyFor(request)),
+    ).then((raw) => acquireReplyOf(this.name, raw, fencing));
   }
 
   fence(
@@ -141,10 +151,26 @@ export class IoredisLockNode implements LockNode {
     );
   }
 
+  /**
+   * On a Cluster, a multi-resource lock whose keys hash to different slots cannot run in one script there:
+   * refused before any traffic.
+   */
+  refuseKeys(keys: readonly string[]): string | undefined {
+    if (!this.cluster || keys.length < 2) return undefined;
+    const slots = new Set(keys.map(slotOf));
+    return slots.size > 1 ? clusterCrossSlot(this.name, keys, [...slots]) : undefined;
+  }
+
+  /** The guard markers' key: on a Cluster, tagged to live in the lock's slot (one marker pair per slot). */
+  private guardKeyFor(request: AcquireRequest): string {
+    if (!this.cluster) return request.guardKey;
+    return `${request.guardKey}{${tagForSlot(slotOf(request.keys[0]))}}`;
+  }
+
   async probe(): Promise<number | undefined> {
     const status = this.client.status;
     if (status !== 'ready') throw new NodeNotConnectedError(status);
-    if (this.infoDenied) {
+    if (this.infoDenied || this.cluster) {
       await this.client.ping();
       return undefined;
     }
@@ -188,6 +214,15 @@ export class IoredisLockNode implements LockNode {
   }
 }
 
+function clusterCrossSlot(node: string, keys: readonly string[], slots: number[]): string {
+  return (
+    `${node} is a Redis Cluster, where one script can only touch keys of one slot, and these lock keys hash ` +
+    `to ${slots.length} slots (${slots.join(', ')}): ${keys.slice(0, 5).join(', ')}. Each resource is the ` +
+    `key's hash tag ({resource}), so resources only share a slot by chance: lock them one at a time (in a ` +
+    `fixed order), or use independent Redis servers as nodes.`
+  );
+}
+
 /** A server's refusal to run a command (as opposed to a lost connection). */
 function isRefusal(error: unknown): boolean {
   return error instanceof Error && /^(NOPERM|ERR|NOAUTH)/.test(error.message);
@@ -195,6 +230,10 @@ function isRefusal(error: unknown): boolean {
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */
 export function describeClient(client: Redis): string {
+  const startup = (client as { startupNodes?: { host?: string; port?: number }[] }).startupNodes;
+  if ((client as { isCluster?: boolean }).isCluster === true && Array.isArray(startup)) {
+    return `cluster ${startup.map((n) => `${n.host ?? '127.0.0.1'}:${n.port ?? 6379}`).join(',')}`;
+  }
   const options = client.options ?? {};
   if (options.path) return options.path;
   // Behind Sentinel the address changes with failovers: the group name and its sentinels identify it.

@@ -1,13 +1,14 @@
-import Redis, { RedisOptions } from 'ioredis';
+import Redis, { Cluster, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, UnknownOptionError, describe } from '../core';
 import { ioredisOptionKeys } from './ioredis-option-keys';
 import { IoredisLockNode, describeClient } from './ioredis-node';
 
 /**
  * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis
- * client (never closed by the library), or any {@link LockNode}.
+ * client or `Cluster` (a whole Redis Cluster as one node; never closed by the library), or any
+ * {@link LockNode}.
  */
-export type NodeSpec = string | RedisOptions | Redis | LockNode;
+export type NodeSpec = string | RedisOptions | Redis | Cluster | LockNode;
 
 /**
  * Settings forced on the clients the library creates. A command sent while a node is down must fail, not

@@ -69,14 +69,22 @@ export class ReleaseChannels {
     if (this.subscriber) return this.subscriber;
     // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
     // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
-    const subscriber = this.client.duplicate({
+    const options = {
       enableOfflineQueue: true,
       lazyConnect: false,
       disconnectTimeout: 200,
       // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
       // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
       maxRetriesPerRequest: null,
-    });
+    };
+    // A Cluster's duplicate() takes its startup nodes first; announcements (PUBLISH) reach every node.
+    const subscriber = (this.client as { isCluster?: boolean }).isCluster
+      ? ((this.client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
+          enableOfflineQueue: true,
+          lazyConnect: false,
+          redisOptions: options,
+        }) as Redis)
+      : this.client.duplicate(options);
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string) => {
       const set = this.listeners.get(channel);

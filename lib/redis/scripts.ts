@@ -126,13 +126,18 @@ return {1, string.format('%.0f', token)}
  * ACQUIRE's KEYS and ARGV for `request`. `runId`: the server's run_id as last learnt ('' if unknown);
  * `noInfo`: INFO is known not to be readable on this node (portable guard mode).
  */
-export function acquireCall(request: AcquireRequest, runId: string, noInfo: boolean): ScriptCall {
+export function acquireCall(
+  request: AcquireRequest,
+  runId: string,
+  noInfo: boolean,
+  guardKey: string = request.guardKey,
+): ScriptCall {
   const { keys, fenceKeys, guardWindow } = request;
   const fencing = fenceKeys.length > 0;
   let all: readonly string[] = keys;
   if (fencing || guardWindow > 0) {
     const list = fencing ? [...keys, ...fenceKeys] : [...keys];
-    if (guardWindow > 0) list.push(request.guardKey, `${request.guardKey}:since`);
+    if (guardWindow > 0) list.push(guardKey, `${guardKey}:since`);
     all = list;
   }
   return {

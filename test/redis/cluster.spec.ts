@@ -1,0 +1,169 @@
+import { Cluster } from 'ioredis';
+import { InvalidArgumentError, Lock, QuorumUnavailableError, Redlock } from '../../lib';
+import { slotOf } from '../../lib/redis/cluster-slots';
+import { LocalCluster, startCluster } from '../support/redis-cluster';
+
+/**
+ * A real local Redis Cluster (3 primaries, 3 replicas) as one Redlock node (quorum 1): locks, fencing, the
+ * restart guard per slot, release announcements, multi-slot refusal, and locking through a slot migration and
+ * a replica failover.
+ */
+describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', () => {
+  let cluster: LocalCluster;
+  let client: Cluster;
+  jest.setTimeout(60_000);
+
+  beforeAll(async () => {
+    cluster = await startCluster(3);
+  });
+  beforeEach(async () => {
+    client = new Cluster(cluster.startup, { redisOptions: { maxRetriesPerRequest: 1 } });
+    await new Promise((resolve) => client.once('ready', resolve));
+  });
+  afterEach(() => {
+    client.disconnect();
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('computes slots as the cluster does', async () => {
+    for (const key of [
+      'redlock:{a}',
+      'redlock:{a}:fence',
+      'redlock:!boot{60b}',
+      'foo',
+      '{user1000}.following',
+    ]) {
+      expect(slotOf(key)).toBe(await client.cluster('KEYSLOT', key));
+    }
+  });
+
+  it('locks, fences, extends and releases; named by its startup nodes', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    try {
+      expect(redlock.nodes[0].name).toBe(`cluster ${cluster.addresses.join(',')}`);
+      const first = await redlock.acquire('cluster:1', { fencing: true });
+      await redlock.extend(first);
+      expect((await redlock.release(first)).releasedOn).toBe(1);
+      const second = await redlock.acquire('cluster:1', { fencing: true });
+      expect(second.fencingToken!).toBeGreaterThan(first.fencingToken!);
+      expect(await redlock.tryAcquire('cluster:1')).toBeNull();
+      await redlock.release(second);
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  it('the restart guard works per slot: markers in the lock slot (no CROSSSLOT); a primary restarted empty refuses', async () => {
+    const redlock = new Redlock([client], {
+      ttl: 2_000,
+      restartGuard: 2_000,
+      logger: false,
+      nodeTimeout: 500,
+    });
+    try {
+      const lock = await redlock.acquire('cluster:guarded', { wait: 3_000 });
+      await redlock.release(lock);
+      const slot = slotOf('redlock:{cluster:guarded}');
+      const primary = await cluster.primaryOf(slot);
+      // Restarted within the cluster's node timeout: it comes back as the slot's primary, with no data.
+      const handle = cluster.nodes.nodes.find((node) => node.url.endsWith(primary))!;
+      await handle.restartEmpty();
+      await cluster.waitUntilOk();
+      expect(await cluster.primaryOf(slot)).toBe(primary);
+      let refused: unknown;
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline) {
+        refused = await redlock.acquire('cluster:guarded', { wait: 0 }).catch((e: unknown) => e);
+        if (refused instanceof QuorumUnavailableError && refused.votes[0].outcome === 'refused') break;
+        if (refused instanceof Lock) await redlock.release(refused);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(refused).toBeInstanceOf(QuorumUnavailableError);
+      expect((refused as QuorumUnavailableError).votes[0]).toMatchObject({ outcome: 'refused' });
+      // Negative control: the guard off grants at once on the same restarted primary.
+      const unguarded = new Redlock([client], { restartGuard: false, logger: false });
+      await unguarded.release(await unguarded.acquire('cluster:guarded'));
+      await unguarded.quit();
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  it('a waiter wakes on the release announcement', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    try {
+      const held = await redlock.acquire('cluster:wake', { ttl: 30_000 });
+      const waiting = redlock.acquire('cluster:wake', { wait: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await redlock.release(held);
+      await redlock.release(await waiting);
+      expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  it('a multi-resource lock whose keys hash to different slots is refused before any traffic, naming hash tags', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    try {
+      expect(slotOf('redlock:{a}')).not.toBe(slotOf('redlock:{b}'));
+      const error = await redlock.acquire(['a', 'b']).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toMatch(/Redis Cluster.*hash to 2 slots.*hash tag/);
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  async function lockThrough(change: () => Promise<{ from: string; to: string }>, resource: string) {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false, nodeTimeout: 2_000 });
+    const slot = slotOf(`redlock:{${resource}}`);
+    let stop = false;
+    let cycles = 0;
+    const failures: string[] = [];
+    const loop = (async () => {
+      while (!stop) {
+        try {
+          const lock: Lock = await redlock.acquire(resource, { wait: 5_000 });
+          await redlock.release(lock);
+          cycles++;
+        } catch (error) {
+          failures.push((error as Error).message);
+        }
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const before = cycles;
+    const moved = await change();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    stop = true;
+    await loop;
+    // After the change the slot is served elsewhere, and locking went on there.
+    expect(await cluster.primaryOf(slot)).toBe(moved.to);
+    const last = await redlock.acquire(resource, { wait: 5_000 });
+    await redlock.release(last);
+    await redlock.quit();
+    return { before, cycles, failures };
+  }
+
+  it('keeps locking while the lock slot migrates to another primary', async () => {
+    const { before, cycles, failures } = await lockThrough(
+      () => cluster.migrate(slotOf('redlock:{cluster:migrating}')),
+      'cluster:migrating',
+    );
+    expect(before).toBeGreaterThan(0);
+    expect(cycles).toBeGreaterThan(before);
+    expect(failures).toEqual([]);
+  });
+
+  it('keeps locking through a replica failover of the lock slot', async () => {
+    const { before, cycles } = await lockThrough(
+      () => cluster.failover(slotOf('redlock:{cluster:failover}')),
+      'cluster:failover',
+    );
+    expect(before).toBeGreaterThan(0);
+    expect(cycles).toBeGreaterThan(before);
+  });
+});
