@@ -56,6 +56,12 @@ import { LockedSections } from 'nestjs-redlock';
 // @ts-expect-error internal: not exported
 import { resolveOptions } from 'nestjs-redlock';
 
+// \`await using\`: typed by the published d.ts with nothing but @types/node (its AsyncDisposable), no lib change.
+export async function disposable(redlock: Redlock): Promise<string> {
+  await using lock = await redlock.acquire('x');
+  return lock.value;
+}
+
 export async function typed(redlock: Redlock, service: RedlockService): Promise<number> {
   const options: RedlockOptions = { ttl: DEFAULT_OPTIONS.ttl, fencing: true };
   const perCall: AcquireOptions = { wait: 0 };
