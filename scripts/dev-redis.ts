@@ -6,9 +6,9 @@
  *
  * Starts independent redis-server processes the way the tests do (test/support: redis-server on PATH, else
  * a Docker engine, else apt-get install on a root Debian/Ubuntu machine; REDLOCK_TEST_NODES lists nodes of
- * your own instead), on free ports of 127.0.0.1, without persistence. Prints the `RedlockModule.forRoot([...])`
- * line to paste, then waits. Ctrl-C (SIGINT) or SIGTERM stops the nodes it started — each by its pid, waiting
- * until it exited — removes their data folders and exits.
+ * your own instead), on free ports of 127.0.0.1, without persistence. Prints the
+ * `RedlockModule.forRoot([...])` line to paste, then waits. Ctrl-C (SIGINT) or SIGTERM stops the nodes it
+ * started — each by its pid, waiting until it exited — removes their data folders and exits.
  */
 import { startRedisNodes } from '../test/support';
 import type { RedisNodes } from '../test/support';

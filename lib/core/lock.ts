@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
 import type { NodeVote } from './errors';
 
-// `await using` (TypeScript 5.2+) calls `[Symbol.asyncDispose]()`. Node has that symbol since 20.4 (and 18.18);
-// on an older 20.x, define it once, as a registry symbol so that every copy of this library (and code that
-// checks `Symbol.for('Symbol.asyncDispose')`) agrees on it. TypeScript's helpers for `await using` read
+// `await using` (TypeScript 5.2+) calls `[Symbol.asyncDispose]()`. Node has that symbol since 20.4 (and
+// 18.18); on an older 20.x, define it once, as a registry symbol so that every copy of this library (and code
+// that checks `Symbol.for('Symbol.asyncDispose')`) agrees on it. TypeScript's helpers for `await using` read
 // `Symbol.asyncDispose` when the declaration runs, so they find this one. Defined before the class below,
 // whose method name is computed from it.
 if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
@@ -165,8 +165,9 @@ export class Lock {
    * }
    * ```
    *
-   * Needs TypeScript 5.2 or later and the `AsyncDisposable` type: `@types/node` (20.4+) declares it, as does
-   * `"lib": [..., "esnext.disposable"]`. Unlike `using()`, the lock is not renewed while the block runs.
+   * Needs TypeScript 5.2 or later and the `AsyncDisposable` type: `@types/node` declares it (20.19 does),
+   * as does `"lib": [..., "esnext.disposable"]`. Unlike `using()`, the lock is not renewed while the block
+   * runs.
    */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.issuer.release(this);

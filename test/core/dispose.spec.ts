@@ -72,7 +72,7 @@ describe('Lock is async-disposable (await using) on 3 real nodes', () => {
     await held.release();
   });
 
-  it('on a runtime without Symbol.asyncDispose (Node 20.0–20.3: here a fresh vm context) defines it, and await using works', async () => {
+  it('defines Symbol.asyncDispose where it is missing (Node 20.0–20.3; here a vm context): await using works', async () => {
     const transpile = (source: string) =>
       ts.transpileModule(source, {
         compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },

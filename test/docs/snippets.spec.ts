@@ -83,7 +83,7 @@ describe('the code blocks of README.md and docs/*.md compile', () => {
       { cwd: REPO, stdio: 'pipe', timeout: 120_000 },
     );
     const compiled = [...manual, ...control].filter((snippet) => !snippet.skipped);
-    // `nestjs-redlock` is the declarations built above (an absolute path: these options come from no tsconfig).
+    // `nestjs-redlock`: the declarations built above (an absolute path, as these options have no tsconfig).
     const paths = { 'nestjs-redlock': [path.join(dir, 'nestjs-redlock', 'index.d.ts')] };
     result = compileSnippets(dir, compiled, { ...COMPILER_OPTIONS, paths }, { 'prelude.d.ts': PRELUDE });
   }, 120_000);

@@ -22,7 +22,7 @@ const DEPENDENCIES = [
   '@types/node',
 ];
 
-/** A CommonJS app as the Nest CLI generates it (decorators, metadata, strict), checking the library's d.ts. */
+/** A CommonJS app as the Nest CLI sets one up (decorators, metadata, strict), checking the library's d.ts. */
 const TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -56,7 +56,7 @@ import { LockedSections } from 'nestjs-redlock';
 // @ts-expect-error internal: not exported
 import { resolveOptions } from 'nestjs-redlock';
 
-// \`await using\`: typed by the published d.ts with nothing but @types/node (its AsyncDisposable), no lib change.
+// \`await using\`: typed by the published d.ts with @types/node alone (its AsyncDisposable), no lib setting.
 export async function disposable(redlock: Redlock): Promise<string> {
   await using lock = await redlock.acquire('x');
   return lock.value;
@@ -82,11 +82,18 @@ export async function typed(redlock: Redlock, service: RedlockService): Promise<
   // @ts-expect-error internal: the constructor with test hooks
   new Redlock([], {}, { unsafeSkipValidityCheck: true });
   const nodes: NodeSpec[] = ['redis://127.0.0.1:6379'];
-  const moduleOptions: RedlockModuleOptions = { nodes, ttl: 5_000, fencing: true, shutdownTimeout: DEFAULT_MODULE_OPTIONS.shutdownTimeout };
+  const moduleOptions: RedlockModuleOptions = {
+    nodes,
+    ttl: 5_000,
+    fencing: true,
+    shutdownTimeout: DEFAULT_MODULE_OPTIONS.shutdownTimeout,
+  };
   const locked: LockedOptions = { onBusy: 'skip' };
-  const classes = [AcquireAbortedError, InvalidArgumentError, InvalidLockKeyError, LockBusyError, LockLostError,
+  const classes = [
+    AcquireAbortedError, InvalidArgumentError, InvalidLockKeyError, LockBusyError, LockLostError,
     QuorumUnavailableError, RedlockClosedError, RedlockError, UnknownOptionError, LockBusyFilter,
-    RedlockHealthIndicator, RedlockModule];
+    RedlockHealthIndicator, RedlockModule,
+  ];
   const node: LockNode | undefined = undefined;
   void [token, value, moduleOptions, locked, classes, node, Locked];
   return result.releasedOn + options.ttl!;
@@ -123,7 +130,8 @@ class Jobs {
   @Locked('packed:job:<0>')
   async run(id: string): Promise<{ resources: readonly string[]; owner: string; values: (string | null)[] }> {
     const lock = this.redlock.current()!;
-    return { resources: lock.resources, owner: lock.value, values: await valuesOf('redlock:{packed:job:' + id + '}') };
+    const values = await valuesOf('redlock:{packed:job:' + id + '}');
+    return { resources: lock.resources, owner: lock.value, values };
   }
 }
 
@@ -189,7 +197,7 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('ships dist, README.md, LICENSE, CHANGELOG.md and package.json only — no tests, maps or sources', () => {
+  it('ships dist, README.md, LICENSE, CHANGELOG.md and package.json only — no tests or maps', () => {
     const files = tarballFiles(tarball);
     const outside = files.filter(
       (file) =>
@@ -254,7 +262,7 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     ]);
   }, 60_000);
 
-  it('locks through the packed copy on 3 real nodes: new Redlock(urls), and a Nest app with @Locked', async () => {
+  it('locks through the packed copy on 3 real nodes: new Redlock(urls), a Nest app with @Locked', async () => {
     nodes = await startRedisNodes(3);
     const output = execFileSync(process.execPath, ['dist/main.js'], {
       cwd: app,
