@@ -2,6 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
 import type { NodeVote } from './errors';
 
+// `await using` (TypeScript 5.2+) calls `[Symbol.asyncDispose]()`. Node has that symbol since 20.4 (and
+// 18.18); on an older 20.x, define it once, as a registry symbol so that every copy of this library (and code
+// that checks `Symbol.for('Symbol.asyncDispose')`) agrees on it. TypeScript's helpers for `await using` read
+// `Symbol.asyncDispose` when the declaration runs, so they find this one. Defined before the class below,
+// whose method name is computed from it.
+if (typeof (Symbol as { asyncDispose?: symbol }).asyncDispose !== 'symbol') {
+  Object.defineProperty(Symbol, 'asyncDispose', { value: Symbol.for('Symbol.asyncDispose') });
+}
+
 /**
  * Whether keys written under one owner value are still wanted: set by the acquisition when it gives up and
  * by the lock when it is released; read when a straggling "acquired" answer arrives, which is then undone on
@@ -143,6 +152,25 @@ export class Lock {
   /** Releases the lock on every node. See `Redlock.release`. */
   release(): Promise<ReleaseResult> {
     return this.issuer.release(this);
+  }
+
+  /**
+   * Releases the lock (as {@link Lock.release}) when the `await using` declaration holding it goes out of
+   * scope — also when the block throws. Releasing a lock that was already released is harmless.
+   *
+   * ```ts
+   * async function pay(redlock: Redlock) {
+   *   await using lock = await redlock.acquire('order:42');
+   *   // ... the lock is released here, however the function ends
+   * }
+   * ```
+   *
+   * Needs TypeScript 5.2 or later and the `AsyncDisposable` type: `@types/node` declares it (20.19 does),
+   * as does `"lib": [..., "esnext.disposable"]`. Unlike `using()`, the lock is not renewed while the block
+   * runs.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.issuer.release(this);
   }
 
   /** @internal */

@@ -1,0 +1,140 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as ts from 'typescript';
+
+/** The comment, on the line right before a fence, that exempts a block from compiling. */
+export const NO_COMPILE = '<!-- snippet: no-compile -->';
+
+/** One TypeScript block of a Markdown file. */
+export interface Snippet {
+  /** The Markdown file, relative to the repository. */
+  readonly file: string;
+  /** 1-based line of the opening fence. */
+  readonly line: number;
+  /** The block's code, without the fences (common indentation removed). */
+  readonly code: string;
+  /** Marked `<!-- snippet: no-compile -->`. */
+  readonly skipped: boolean;
+}
+
+const OPEN = /^(\s*)```(ts|typescript)\s*$/;
+const CLOSE = /^\s*```\s*$/;
+
+/** Every ```ts / ```typescript block of a Markdown text, with where it starts. */
+export function extractSnippets(file: string, markdown: string): Snippet[] {
+  const lines = markdown.split('\n');
+  const snippets: Snippet[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = OPEN.exec(lines[i]);
+    if (!open) continue;
+    const indent = open[1].length;
+    const body: string[] = [];
+    let j = i + 1;
+    while (j < lines.length && !CLOSE.test(lines[j])) body.push(lines[j++].slice(indent));
+    if (j === lines.length) throw new Error(`${file}:${i + 1}: a \`\`\`ts block is never closed`);
+    const skipped = i > 0 && lines[i - 1].trim() === NO_COMPILE;
+    snippets.push({ file, line: i + 1, code: body.join('\n'), skipped });
+    i = j;
+  }
+  return snippets;
+}
+
+/** README.md and docs/*.md of a repository, in that order. */
+export function manualFiles(repo: string): string[] {
+  const docs = path.join(repo, 'docs');
+  const inDocs = fs.existsSync(docs)
+    ? fs
+        .readdirSync(docs)
+        .filter((name) => name.endsWith('.md'))
+        .sort()
+        .map((name) => path.join('docs', name))
+    : [];
+  return ['README.md', ...inDocs];
+}
+
+/** The file name a snippet is compiled under: `README.md-34.ts`. */
+export const snippetFileName = (snippet: Snippet) =>
+  `${snippet.file.replace(/[\\/]/g, '__')}-${snippet.line}.ts`;
+
+/**
+ * The snippet as a module of its own (an `export {}` appended, so blocks never share a scope), with its code
+ * starting on line 1: a diagnostic on line n is on line `snippet.line + n` of the Markdown file.
+ */
+export const snippetSource = (snippet: Snippet) => `${snippet.code}\nexport {};\n`;
+
+/** One diagnostic of a snippet, mapped back to the Markdown file. */
+export interface SnippetError {
+  readonly snippet: Snippet;
+  /** `README.md:35:12` — where in the Markdown file. */
+  readonly where: string;
+  /** `error TS2345: ...` */
+  readonly message: string;
+}
+
+/**
+ * Compiles the snippets, written as files into `dir` (inside the repository, so that packages resolve from
+ * its node_modules), next to `extraFiles` (a prelude, say). Every file's syntactic and semantic diagnostics
+ * are collected — tsc on the command line stops at syntax errors, and one block's would hide another's type
+ * errors. Diagnostics about anything but a snippet (the options, the prelude) are returned as `other`.
+ */
+export function compileSnippets(
+  dir: string,
+  snippets: readonly Snippet[],
+  compilerOptions: Record<string, unknown>,
+  extraFiles: Readonly<Record<string, string>> = {},
+): { errors: SnippetError[]; other: string[] } {
+  const byPath = new Map<string, Snippet>();
+  for (const snippet of snippets) {
+    const file = path.join(dir, snippetFileName(snippet));
+    fs.writeFileSync(file, snippetSource(snippet));
+    byPath.set(file, snippet);
+  }
+  const extra = Object.entries(extraFiles).map(([name, text]) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  });
+  const converted = ts.convertCompilerOptionsFromJson(compilerOptions, dir);
+  const program = ts.createProgram([...extra, ...byPath.keys()], converted.options);
+  const errors: SnippetError[] = [];
+  const other = [
+    ...converted.errors,
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+  ].map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  for (const source of program.getSourceFiles()) {
+    const snippet = byPath.get(path.normalize(source.fileName));
+    const isExtra = extra.includes(path.normalize(source.fileName));
+    if (!snippet && !isExtra) continue;
+    const diagnostics = [
+      ...program.getSyntacticDiagnostics(source),
+      ...program.getSemanticDiagnostics(source),
+    ];
+    for (const d of diagnostics) {
+      const text = `error TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+      const at = source.getLineAndCharacterOfPosition(d.start ?? 0);
+      if (!snippet) {
+        other.push(`${path.basename(source.fileName)}:${at.line + 1}: ${text}`);
+        continue;
+      }
+      errors.push({
+        snippet,
+        where: `${snippet.file}:${snippet.line + at.line + 1}:${at.character + 1}`,
+        message: text,
+      });
+    }
+  }
+  return { errors, other };
+}
+
+/** A report a reader can act on: each failing block (file and fence line), then its diagnostics. */
+export function formatReport(errors: readonly SnippetError[]): string {
+  const blocks = new Map<Snippet, SnippetError[]>();
+  for (const error of errors) blocks.set(error.snippet, [...(blocks.get(error.snippet) ?? []), error]);
+  return [...blocks]
+    .map(
+      ([snippet, list]) =>
+        `\`\`\`ts block at ${snippet.file}:${snippet.line} does not compile:\n` +
+        list.map((e) => `  ${e.where}: ${e.message}`).join('\n'),
+    )
+    .join('\n\n');
+}

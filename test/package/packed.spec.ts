@@ -1,0 +1,287 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { RedisNodes, startRedisNodes } from '../support';
+import { installInto, packInto, tarballFiles, tsc } from './packed-package';
+
+/**
+ * What ships, tested as a user gets it: `npm pack` (which builds through `prepack`), the tarball installed
+ * into a throwaway app in the OS temp dir (its other dependencies linked to the repository's node_modules:
+ * no network), then its file list, its declarations as a user's TypeScript sees them, and a real lock through
+ * the packed copy — `new Redlock(urls)` and a Nest app with `@Locked` — against 3 real nodes.
+ */
+const DEPENDENCIES = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/schedule',
+  'ioredis',
+  'reflect-metadata',
+  'rxjs',
+  'typescript',
+  '@types/node',
+];
+
+/** A CommonJS app as the Nest CLI sets one up (decorators, metadata, strict), checking the library's d.ts. */
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'commonjs',
+    moduleResolution: 'node',
+    strict: true,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    esModuleInterop: true,
+    skipLibCheck: false,
+    types: ['node'],
+    rootDir: 'src',
+    outDir: 'dist',
+  },
+  include: ['src'],
+};
+
+/** Types a user relies on, and internals they must not see (each `@ts-expect-error` must find an error). */
+const TYPES_TS = `
+import {
+  AcquireAbortedError, DEFAULT_MODULE_OPTIONS, DEFAULT_OPTIONS, InvalidArgumentError, InvalidLockKeyError,
+  Lock, LockBusyError, LockBusyFilter, LockLostError, Locked, QuorumUnavailableError, Redlock,
+  RedlockClosedError, RedlockError, RedlockHealthIndicator, RedlockModule, RedlockService, UnknownOptionError,
+} from 'nestjs-redlock';
+import type {
+  AcquireOptions, LockedOptions, LockNode, NodeSpec, RedlockEventMap, RedlockModuleOptions, RedlockOptions,
+  ReleaseResult, UsingOptions,
+} from 'nestjs-redlock';
+// @ts-expect-error internal: not exported
+import { LockedSections } from 'nestjs-redlock';
+// @ts-expect-error internal: not exported
+import { resolveOptions } from 'nestjs-redlock';
+
+// \`await using\`: typed by the published d.ts with @types/node alone (its AsyncDisposable), no lib setting.
+export async function disposable(redlock: Redlock): Promise<string> {
+  await using lock = await redlock.acquire('x');
+  return lock.value;
+}
+
+export async function typed(redlock: Redlock, service: RedlockService): Promise<number> {
+  const options: RedlockOptions = { ttl: DEFAULT_OPTIONS.ttl, fencing: true };
+  const perCall: AcquireOptions = { wait: 0 };
+  const using: UsingOptions = { autoExtend: false };
+  const lock: Lock = await redlock.acquire(['a', 'b'], perCall);
+  const token: number | undefined = lock.fencingToken;
+  const result: ReleaseResult = await lock.release();
+  const value: string = await service.using('c', using, async (held: Lock) => held.value);
+  redlock.on('acquired', (event: RedlockEventMap['acquired']) => event.attempts);
+  // @ts-expect-error internal
+  lock.markReleased();
+  // @ts-expect-error internal
+  lock.claim;
+  // @ts-expect-error internal
+  redlock.lockResources;
+  // @ts-expect-error internal
+  redlock.runUnderLock;
+  // @ts-expect-error internal: the constructor with test hooks
+  new Redlock([], {}, { unsafeSkipValidityCheck: true });
+  const nodes: NodeSpec[] = ['redis://127.0.0.1:6379'];
+  const moduleOptions: RedlockModuleOptions = {
+    nodes,
+    ttl: 5_000,
+    fencing: true,
+    shutdownTimeout: DEFAULT_MODULE_OPTIONS.shutdownTimeout,
+  };
+  const locked: LockedOptions = { onBusy: 'skip' };
+  const classes = [
+    AcquireAbortedError, InvalidArgumentError, InvalidLockKeyError, LockBusyError, LockLostError,
+    QuorumUnavailableError, RedlockClosedError, RedlockError, UnknownOptionError, LockBusyFilter,
+    RedlockHealthIndicator, RedlockModule,
+  ];
+  const node: LockNode | undefined = undefined;
+  void [token, value, moduleOptions, locked, classes, node, Locked];
+  return result.releasedOn + options.ttl!;
+}
+`;
+
+/** A real lock through the packed copy: standalone, then a Nest app with @Locked; one result line. */
+const MAIN_TS = `
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
+import { Locked, Redlock, RedlockModule, RedlockService } from 'nestjs-redlock';
+
+const urls = (process.env.PACKED_REDIS_URLS ?? '').split(',');
+
+async function valuesOf(key: string): Promise<(string | null)[]> {
+  return Promise.all(
+    urls.map(async (url) => {
+      const client = new Redis(url);
+      try {
+        return await client.get(key);
+      } finally {
+        await client.quit();
+      }
+    }),
+  );
+}
+
+@Injectable()
+class Jobs {
+  constructor(readonly redlock: RedlockService) {}
+
+  @Locked('packed:job:<0>')
+  async run(id: string): Promise<{ resources: readonly string[]; owner: string; values: (string | null)[] }> {
+    const lock = this.redlock.current()!;
+    const values = await valuesOf('redlock:{packed:job:' + id + '}');
+    return { resources: lock.resources, owner: lock.value, values };
+  }
+}
+
+@Module({
+  imports: [RedlockModule.forRoot(urls, { restartGuard: false, logger: false })],
+  providers: [Jobs],
+})
+class AppModule {}
+
+async function main(): Promise<void> {
+  const result: Record<string, unknown> = {
+    resolved: require.resolve('nestjs-redlock'),
+    exports: Object.keys(require('nestjs-redlock')).sort(),
+  };
+  const redlock = new Redlock(urls, { restartGuard: false, logger: false });
+  await redlock.connect();
+  const lock = await redlock.acquire('packed:standalone');
+  result.standalone = { owner: lock.value, values: await valuesOf('redlock:{packed:standalone}') };
+  result.releasedOn = (await lock.release()).releasedOn;
+  result.standaloneAfter = await valuesOf('redlock:{packed:standalone}');
+  await redlock.quit();
+
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  result.locked = await app.get(Jobs).run('7');
+  result.lockedAfter = await valuesOf('redlock:{packed:job:7}');
+  await app.close();
+  console.log('PACKED_RESULT ' + JSON.stringify(result));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
+
+/** tsc error lines about the app's sources or the installed package (other packages' d.ts are not ours). */
+const ourErrors = (output: string) =>
+  output
+    .split('\n')
+    .filter((line) => /error TS\d+/.test(line))
+    .filter((line) => line.startsWith('src/') || line.includes('node_modules/nestjs-redlock/'));
+
+describe('the packed package (npm pack, installed into a throwaway app)', () => {
+  let work: string;
+  let app: string;
+  let tarball: string;
+  let installed: string;
+  let nodes: RedisNodes | undefined;
+
+  beforeAll(() => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-redlock-packed-'));
+    app = path.join(work, 'app');
+    tarball = packInto(work);
+    installed = installInto(app, tarball, DEPENDENCIES);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'packed-app', private: true }));
+    fs.writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+    fs.mkdirSync(path.join(app, 'src'));
+    fs.writeFileSync(path.join(app, 'src', 'types.ts'), TYPES_TS);
+    fs.writeFileSync(path.join(app, 'src', 'main.ts'), MAIN_TS);
+  }, 120_000);
+  afterAll(async () => {
+    await nodes?.stop();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('ships dist, README.md, LICENSE, CHANGELOG.md and package.json only — no tests or maps', () => {
+    const files = tarballFiles(tarball);
+    const outside = files.filter(
+      (file) =>
+        !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file) && !file.startsWith('dist/'),
+    );
+    expect(outside).toEqual([]);
+    expect(files).toEqual(
+      expect.arrayContaining(['LICENSE', 'CHANGELOG.md', 'README.md', 'dist/index.js', 'dist/index.d.ts']),
+    );
+    const unexpected = files.filter((file) => file.startsWith('dist/') && !/\.(js|d\.ts)$/.test(file));
+    expect(unexpected).toEqual([]);
+    expect(
+      files.filter((file) =>
+        /\.(spec|test)\.|(^|\/)(test|tests|__tests__|support)\/|\.map$|tsbuildinfo/.test(file),
+      ),
+    ).toEqual([]);
+
+    const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
+    expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    expect(manifest.scripts.prepack).toBe('npm run build');
+    expect(manifest.peerDependenciesMeta).toEqual({ '@nestjs/schedule': { optional: true } });
+    expect(manifest.dependencies).toBeUndefined();
+  });
+
+  it('its declarations carry no internals (stripInternal)', () => {
+    const declarations = tarballFiles(tarball).filter((file) => file.endsWith('.d.ts'));
+    const leaking = declarations.filter((file) =>
+      /\b(lockResources|runUnderLock|markReleased|markLost|setDeadline|settingsFor)\b/.test(
+        fs.readFileSync(path.join(installed, file), 'utf8'),
+      ),
+    );
+    expect(leaking).toEqual([]);
+  });
+
+  it("type-checks a user's CommonJS app against the installed d.ts (node10 and nodenext resolution)", () => {
+    const classic = tsc(app);
+    expect(ourErrors(classic.output)).toEqual([]);
+    expect(fs.existsSync(path.join(app, 'dist', 'main.js'))).toBe(true);
+    // Through package.json "exports" (types condition), as a nodenext project resolves it.
+    const nodenext = tsc(app, ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--noEmit']);
+    expect(ourErrors(nodenext.output)).toEqual([]);
+  }, 120_000);
+
+  it('a type error in the app is reported (negative control of the filter)', () => {
+    const broken = path.join(app, 'broken');
+    fs.mkdirSync(path.join(broken, 'src'), { recursive: true });
+    fs.writeFileSync(
+      path.join(broken, 'src', 'index.ts'),
+      "import { Redlock } from 'nestjs-redlock';\nnew Redlock(['redis://x']).acquire(42);\n",
+    );
+    fs.writeFileSync(
+      path.join(broken, 'tsconfig.json'),
+      JSON.stringify({
+        ...TSCONFIG,
+        compilerOptions: { ...TSCONFIG.compilerOptions, skipLibCheck: true, noEmit: true },
+      }),
+    );
+    fs.symlinkSync(path.join(app, 'node_modules'), path.join(broken, 'node_modules'), 'dir');
+    const result = tsc(broken);
+    expect(ourErrors(result.output)).toEqual([
+      expect.stringMatching(/^src\/index\.ts\(2,\d+\): error TS2345/),
+    ]);
+  }, 60_000);
+
+  it('locks through the packed copy on 3 real nodes: new Redlock(urls), a Nest app with @Locked', async () => {
+    nodes = await startRedisNodes(3);
+    const output = execFileSync(process.execPath, ['dist/main.js'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, PACKED_REDIS_URLS: nodes.urls.join(','), NODE_OPTIONS: '' },
+      timeout: 30_000,
+    });
+    const line = output.split('\n').find((l) => l.startsWith('PACKED_RESULT '));
+    expect(line).toBeDefined();
+    const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
+
+    expect(fs.realpathSync(result.resolved)).toBe(fs.realpathSync(path.join(installed, 'dist', 'index.js')));
+    // Same runtime exports as the sources' entry point.
+    expect(result.exports).toEqual(Object.keys(require('../../lib')).sort());
+    expect(result.standalone.values).toEqual(Array(3).fill(result.standalone.owner));
+    expect(result.releasedOn).toBe(3);
+    expect(result.standaloneAfter).toEqual([null, null, null]);
+    expect(result.locked.resources).toEqual(['packed:job:7']);
+    expect(result.locked.values).toEqual(Array(3).fill(result.locked.owner));
+    expect(result.lockedAfter).toEqual([null, null, null]);
+  }, 60_000);
+});

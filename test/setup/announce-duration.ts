@@ -1,0 +1,15 @@
+import type { Config } from '@jest/types';
+
+/**
+ * Jest globalSetup: says up front how long the whole `npm test` takes, so a quiet minute is not mistaken for
+ * a hang. On stderr, beside Jest's own progress (stdout may carry `--json`). Silent when only some files or
+ * tests were asked for (`npx jest test/core/...`, `-t ...`).
+ */
+const EXPECTED =
+  'npm test: about 3 minutes on an idle 2-core machine, longer under load (the simulation and the chaos ' +
+  'suite take about a minute each and report when they finish).';
+
+export default function announceDuration(globalConfig: Config.GlobalConfig): void {
+  const selected = globalConfig.testPathPattern !== '' || globalConfig.testNamePattern !== undefined;
+  if (!selected) process.stderr.write(`\n${EXPECTED}\n\n`);
+}
