@@ -68,6 +68,8 @@ export { LockLostError } from './core';
 export { AcquireAbortedError } from './core';
 /** The instance was closed with `quit()`: no more locks through it; waiting acquisitions stop with it. */
 export { RedlockClosedError } from './core';
+/** The application is shutting down: new locks are refused with it; also `lock.signal`'s reason at shutdown. */
+export { ShutdownError } from './core';
 /** How to reach one node: connection string, ioredis options, ioredis client, or a `LockNode`. */
 export type { NodeSpec } from './redis';
 /** Options of a `Redlock` instance (and the module's core options). */

@@ -95,6 +95,7 @@ describe('the public API', () => {
       'RedlockHealthIndicator',
       'RedlockModule',
       'RedlockService',
+      'ShutdownError',
       'UnknownOptionError',
     ]);
   });
