@@ -37,6 +37,19 @@ export type { RedlockModuleAsyncOptions } from './redlock.interfaces';
 /** A class that produces the module options for `forRootAsync({ useClass | useExisting })`. */
 export type { RedlockOptionsFactory } from './redlock.interfaces';
 
+// ------------------------------------------------------------------------------------------ telemetry
+
+/** Spans and metrics for every lock operation, through OpenTelemetry (an optional peer). */
+export { instrumentRedlock } from './telemetry';
+/** Options of `instrumentRedlock`, and the parts of an OpenTelemetry tracer and meter it uses. */
+export type {
+  MeterLike,
+  RedlockEventSource,
+  RedlockTelemetryOptions,
+  SpanLike,
+  TracerLike,
+} from './telemetry';
+
 // ------------------------------------------------------------------------------------------ lock keys
 
 /** A `@Locked` key: template, array of templates, or a function of the method's arguments. */

@@ -76,7 +76,20 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
       const acquireOn = (index: number, key: string, value: string, ttl: number): Promise<boolean> =>
         scripts
           ? clients[index]
-              .evalsha(ACQUIRE_SCRIPT.sha, 1, key, value, ttl, 1, ttl, 0, runIds[index], 'floor:!boot')
+              .evalsha(
+                ACQUIRE_SCRIPT.sha,
+                3,
+                key,
+                'floor:!boot',
+                'floor:!boot:since',
+                value,
+                ttl,
+                1,
+                ttl,
+                0,
+                runIds[index],
+                0,
+              )
               .then((reply) => reply === 1)
           : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 

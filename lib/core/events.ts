@@ -11,14 +11,22 @@ export interface RedlockEventMap {
     elapsed: number;
     fencingToken: number | undefined;
   };
-  /** A lock was released; `releasedOn`: how many nodes still held it and deleted it. */
-  released: { resources: readonly string[]; releasedOn: number };
-  /** A lock was extended; `remainingTime`: its new validity in ms. */
-  extended: { resources: readonly string[]; remainingTime: number };
+  /**
+   * A lock was released; `releasedOn`: how many nodes still held it and deleted it; `heldFor`: ms since it
+   * was granted; `elapsed`: ms the release took.
+   */
+  released: { resources: readonly string[]; releasedOn: number; heldFor: number; elapsed: number };
+  /** A lock was extended; `remainingTime`: its new validity in ms; `elapsed`: ms the extension took. */
+  extended: { resources: readonly string[]; remainingTime: number; elapsed: number };
   /** A held lock can no longer be guaranteed (see `Lock.signal`). */
   lost: { resources: readonly string[]; error: LockLostError };
   /** An acquisition gave up because another owner held a resource (`LockBusyError`, or `tryAcquire` → null). */
   busy: { resources: readonly string[]; attempts: number; waited: number };
+  /**
+   * An acquisition gave up because too few nodes could take the lock (`QuorumUnavailableError`);
+   * `retryAfter`: ms until a quorum is past the restart guard, when that is what kept it away.
+   */
+  unavailable: { resources: readonly string[]; attempts: number; waited: number; retryAfter: number | undefined };
   /** A node answered with an error or could not be asked. */
   'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
 }
@@ -33,6 +41,7 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'extended',
   'lost',
   'busy',
+  'unavailable',
   'node-error',
 ]);
 

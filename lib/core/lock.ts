@@ -70,6 +70,8 @@ export class Lock {
   /** @internal The fence counter keys (empty without fencing). */
   readonly fenceKeys: readonly string[];
   private deadline: number;
+  /** @internal When it was granted, on the instance's monotonic clock. */
+  readonly grantedAt: number;
   private released = false;
   private lostReason: Error | undefined;
   /** Why the signal aborted while the lock was still held (the application is shutting down). */
@@ -93,6 +95,7 @@ export class Lock {
     this.value = grant.value;
     this.ttl = grant.ttl;
     this.deadline = grant.deadline;
+    this.grantedAt = clock.now();
     this.attempts = grant.attempts;
     this.fencingToken = grant.fencingToken;
   }

@@ -1,7 +1,7 @@
 import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
 import { validateDuration } from './durations';
-import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
+import { InvalidArgumentError, LockLostError, QuorumUnavailableError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
 import { quorumOf } from './fan-out';
@@ -250,7 +250,12 @@ export class Redlock implements LockOwner {
       this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
     }
     if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
-    throw failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
+    const failure = failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
+    if (result.attempt.kind !== 'busy' && this.events.has('unavailable')) {
+      const retryAfter = (failure as QuorumUnavailableError).retryAfter;
+      this.events.emit('unavailable', { resources, attempts: result.attempts, waited: result.elapsed, retryAfter });
+    }
+    throw failure;
   }
 
   /**
@@ -332,9 +337,11 @@ export class Redlock implements LockOwner {
     if (lock.remainingTime <= 0) {
       throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
     }
+    const started = this.plan.clock.now();
     await extendOnQuorum(this.plan, lock, newTtl);
     if (this.events.has('extended')) {
-      this.events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime });
+      const elapsed = this.plan.clock.now() - started;
+      this.events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime, elapsed });
     }
     return lock;
   }
@@ -347,9 +354,13 @@ export class Redlock implements LockOwner {
   async release(lock: Lock): Promise<ReleaseResult> {
     this.checkOwnLock(lock, 'release');
     if (!lock.markReleased()) return NOTHING_RELEASED;
+    const started = this.plan.clock.now();
     const result = await releaseOnAll(this.plan, lock.keys, lock.value);
     if (this.events.has('released')) {
-      this.events.emit('released', { resources: lock.resources, releasedOn: result.releasedOn });
+      const now = this.plan.clock.now();
+      const { resources } = lock;
+      const heldFor = started - lock.grantedAt;
+      this.events.emit('released', { resources, releasedOn: result.releasedOn, heldFor, elapsed: now - started });
     }
     return result;
   }

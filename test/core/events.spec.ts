@@ -45,7 +45,13 @@ describe('events (3 real nodes)', () => {
       attempts: 1,
       fencingToken: lock.fencingToken,
     });
-    expect(seen[3].payload).toEqual({ resources: ['evented'], releasedOn: 3 });
+    expect(seen[3].payload).toEqual({
+      resources: ['evented'],
+      releasedOn: 3,
+      heldFor: expect.any(Number),
+      elapsed: expect.any(Number),
+    });
+    expect((seen[3].payload as RedlockEventMap['released']).heldFor).toBeGreaterThan(0);
     const nodeError = seen.find((entry) => entry.event === 'node-error')!
       .payload as RedlockEventMap['node-error'];
     expect(nodeError).toMatchObject({ node: `127.0.0.1:${nodes.nodes[2].port}`, operation: 'acquire' });

@@ -97,6 +97,7 @@ describe('the public API', () => {
       'RedlockService',
       'ShutdownError',
       'UnknownOptionError',
+      'instrumentRedlock',
     ]);
   });
 

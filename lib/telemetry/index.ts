@@ -1,0 +1,9 @@
+/** Metrics and tracing from the typed events: OpenTelemetry (an optional peer). */
+export { instrumentRedlock } from './opentelemetry';
+export type {
+  MeterLike,
+  RedlockEventSource,
+  RedlockTelemetryOptions,
+  SpanLike,
+  TracerLike,
+} from './opentelemetry';

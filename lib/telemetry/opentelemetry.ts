@@ -1,0 +1,186 @@
+import { InvalidArgumentError } from '../core';
+import type { RedlockEventMap, RedlockEventName } from '../core';
+
+/**
+ * OpenTelemetry for locks, from the typed events: spans for acquire, extend and release (with their outcome
+ * and attempt count), histograms of how long acquisitions waited and locks were held, counters of busy and
+ * unavailable acquisitions, lost locks and node errors. `@opentelemetry/api` is an optional peer: it is
+ * loaded only when no tracer or meter is given. Attributes stay low-cardinality — never the lock's
+ * resources unless `resourceAttribute` asks for them.
+ */
+
+/** What this needs of an OpenTelemetry `Span`. */
+export interface SpanLike {
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(endTime?: number): void;
+}
+
+/** What this needs of an OpenTelemetry `Tracer` (`trace.getTracer(name)`). */
+export interface TracerLike {
+  startSpan(
+    name: string,
+    options?: { startTime?: number; attributes?: Record<string, string | number | boolean> },
+  ): SpanLike;
+}
+
+/** What this needs of an OpenTelemetry `Meter` (`metrics.getMeter(name)`). */
+export interface MeterLike {
+  createHistogram(
+    name: string,
+    options?: { description?: string; unit?: string },
+  ): {
+    record(value: number, attributes?: Record<string, string | number | boolean>): void;
+  };
+  createCounter(
+    name: string,
+    options?: { description?: string; unit?: string },
+  ): {
+    add(value: number, attributes?: Record<string, string | number | boolean>): void;
+  };
+}
+
+/** Anything with the typed events: a core `Redlock` or the Nest `RedlockService`. */
+export interface RedlockEventSource {
+  on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void;
+}
+
+/** Options of {@link instrumentRedlock}. */
+export interface RedlockTelemetryOptions {
+  /** Default: `trace.getTracer('nestjs-redlock')` of `@opentelemetry/api`. `false`: no spans. */
+  tracer?: TracerLike | false;
+  /** Default: `metrics.getMeter('nestjs-redlock')` of `@opentelemetry/api`. `false`: no metrics. */
+  meter?: MeterLike | false;
+  /** Add `redlock.resources` (the lock's resources, joined) to spans. High cardinality: off by default. */
+  resourceAttribute?: boolean;
+}
+
+const SCOPE = 'nestjs-redlock';
+/** OpenTelemetry's `SpanStatusCode.ERROR`. */
+const STATUS_ERROR = 2;
+
+/**
+ * Records spans and metrics for every lock operation of `source` until the returned function is called.
+ *
+ * ```ts
+ * const stop = instrumentRedlock(app.get(RedlockService));
+ * ```
+ */
+export function instrumentRedlock(
+  source: RedlockEventSource,
+  options: RedlockTelemetryOptions = {},
+): () => void {
+  const tracer =
+    options.tracer === false ? undefined : (options.tracer ?? requiredApi().trace.getTracer(SCOPE));
+  const meter =
+    options.meter === false ? undefined : (options.meter ?? requiredApi().metrics.getMeter(SCOPE));
+  const withResources = options.resourceAttribute === true;
+  const waited = meter?.createHistogram('redlock.acquire.duration', {
+    description: 'How long acquisitions took, all attempts included, by outcome',
+    unit: 'ms',
+  });
+  const held = meter?.createHistogram('redlock.lock.held', {
+    description: 'How long locks were held',
+    unit: 'ms',
+  });
+  const busy = meter?.createCounter('redlock.acquire.busy', {
+    description: 'Acquisitions that found the lock held',
+  });
+  const unavailable = meter?.createCounter('redlock.acquire.unavailable', {
+    description: 'Acquisitions that found too few nodes',
+  });
+  const lost = meter?.createCounter('redlock.lock.lost', { description: 'Locks lost while held' });
+  const nodeErrors = meter?.createCounter('redlock.node.errors', {
+    description: 'Node errors, by node and operation',
+  });
+
+  const span = (
+    name: string,
+    elapsed: number,
+    resources: readonly string[],
+    attributes: Record<string, string | number | boolean>,
+    error?: string,
+  ) => {
+    if (!tracer) return;
+    const end = Date.now();
+    const all = withResources ? { ...attributes, 'redlock.resources': resources.join(',') } : attributes;
+    const started = tracer.startSpan(name, { startTime: end - elapsed, attributes: all });
+    if (error) started.setStatus({ code: STATUS_ERROR, message: error });
+    started.end(end);
+  };
+
+  const stops = [
+    source.on('acquired', (e) => {
+      waited?.record(e.elapsed, { 'redlock.outcome': 'acquired' });
+      span('redlock.acquire', e.elapsed, e.resources, {
+        'redlock.outcome': 'acquired',
+        'redlock.attempts': e.attempts,
+        'redlock.resource_count': e.resources.length,
+        'redlock.fencing': e.fencingToken !== undefined,
+      });
+    }),
+    source.on('busy', (e) => {
+      busy?.add(1);
+      waited?.record(e.waited, { 'redlock.outcome': 'busy' });
+      span('redlock.acquire', e.waited, e.resources, {
+        'redlock.outcome': 'busy',
+        'redlock.attempts': e.attempts,
+        'redlock.resource_count': e.resources.length,
+      });
+    }),
+    source.on('unavailable', (e) => {
+      unavailable?.add(1);
+      waited?.record(e.waited, { 'redlock.outcome': 'unavailable' });
+      span(
+        'redlock.acquire',
+        e.waited,
+        e.resources,
+        {
+          'redlock.outcome': 'unavailable',
+          'redlock.attempts': e.attempts,
+          'redlock.resource_count': e.resources.length,
+        },
+        'too few Redis nodes could take the lock',
+      );
+    }),
+    source.on('extended', (e) => {
+      span('redlock.extend', e.elapsed, e.resources, { 'redlock.outcome': 'extended' });
+    }),
+    source.on('released', (e) => {
+      held?.record(e.heldFor);
+      span('redlock.release', e.elapsed, e.resources, { 'redlock.released_on': e.releasedOn });
+    }),
+    source.on('lost', () => lost?.add(1)),
+    source.on('node-error', (e) =>
+      nodeErrors?.add(1, { 'redlock.node': e.node, 'redlock.operation': e.operation }),
+    ),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
+
+interface OpenTelemetryApi {
+  trace: { getTracer(name: string): TracerLike };
+  metrics: { getMeter(name: string): MeterLike };
+}
+
+let api: OpenTelemetryApi | null | undefined;
+
+/** `@opentelemetry/api` (an optional peer): required when no tracer or meter is given. */
+function requiredApi(): OpenTelemetryApi {
+  if (api === undefined) {
+    try {
+      api = require('@opentelemetry/api') as OpenTelemetryApi;
+    } catch {
+      api = null;
+    }
+  }
+  if (!api) {
+    throw new InvalidArgumentError(
+      'instrumentRedlock() records through @opentelemetry/api, which is not installed: npm install ' +
+        '@opentelemetry/api (and an OpenTelemetry SDK), or pass { tracer, meter } yourself.',
+    );
+  }
+  return api;
+}

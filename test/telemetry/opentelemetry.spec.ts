@@ -1,0 +1,163 @@
+import { metrics, trace } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { Redlock, instrumentRedlock } from '../../lib';
+import { RedisNodes, startRedisNodes } from '../support';
+
+/**
+ * instrumentRedlock with the OpenTelemetry SDK's in-memory exporters, against real nodes: the spans of
+ * acquire (acquired, busy, unavailable), extend and release, and the metrics, with no resource attribute
+ * unless asked for.
+ */
+describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
+  let nodes: RedisNodes;
+  let spans: InMemorySpanExporter;
+  let tracerProvider: BasicTracerProvider;
+  let metricExporter: InMemoryMetricExporter;
+  let reader: PeriodicExportingMetricReader;
+  let meterProvider: MeterProvider;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  beforeEach(() => {
+    spans = new InMemorySpanExporter();
+    tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+    metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60_000 });
+    meterProvider = new MeterProvider({ readers: [reader] });
+  });
+  afterEach(async () => {
+    await meterProvider.shutdown();
+    await tracerProvider.shutdown();
+    await nodes.flushAll();
+  });
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  async function collected(): Promise<Map<string, { value: unknown; attributes: object }[]>> {
+    await reader.forceFlush();
+    const byName = new Map<string, { value: unknown; attributes: object }[]>();
+    for (const resource of metricExporter.getMetrics()) {
+      for (const scope of resource.scopeMetrics) {
+        for (const metric of scope.metrics) {
+          byName.set(
+            metric.descriptor.name,
+            metric.dataPoints.map((point) => ({ value: point.value, attributes: point.attributes })),
+          );
+        }
+      }
+    }
+    return byName;
+  }
+
+  it('spans for acquire, extend and release, with outcome and attempts; metrics for waits, holds and busy', async () => {
+    const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false });
+    const stop = instrumentRedlock(redlock, {
+      tracer: tracerProvider.getTracer('test'),
+      meter: meterProvider.getMeter('test'),
+    });
+    try {
+      await redlock.connect();
+      const lock = await redlock.acquire('otel:1');
+      await redlock.extend(lock);
+      expect(await redlock.tryAcquire('otel:1')).toBeNull();
+      await redlock.release(lock);
+
+      const finished = spans
+        .getFinishedSpans()
+        .map((span) => ({ name: span.name, attributes: span.attributes }));
+      expect(finished).toEqual([
+        {
+          name: 'redlock.acquire',
+          attributes: {
+            'redlock.outcome': 'acquired',
+            'redlock.attempts': 1,
+            'redlock.resource_count': 1,
+            'redlock.fencing': false,
+          },
+        },
+        { name: 'redlock.extend', attributes: { 'redlock.outcome': 'extended' } },
+        {
+          name: 'redlock.acquire',
+          attributes: { 'redlock.outcome': 'busy', 'redlock.attempts': 1, 'redlock.resource_count': 1 },
+        },
+        { name: 'redlock.release', attributes: { 'redlock.released_on': 3 } },
+      ]);
+      // Low cardinality: the lock key is not an attribute unless asked for.
+      expect(JSON.stringify(finished)).not.toContain('otel:1');
+
+      const metricsSeen = await collected();
+      expect(metricsSeen.get('redlock.acquire.busy')).toEqual([{ value: 1, attributes: {} }]);
+      const durations = metricsSeen.get('redlock.acquire.duration')!;
+      expect(durations.map((point) => point.attributes)).toEqual(
+        expect.arrayContaining([{ 'redlock.outcome': 'acquired' }, { 'redlock.outcome': 'busy' }]),
+      );
+      const heldFor = metricsSeen.get('redlock.lock.held')![0].value as { count: number; sum: number };
+      expect(heldFor.count).toBe(1);
+      expect(heldFor.sum).toBeGreaterThanOrEqual(0);
+    } finally {
+      stop();
+      await redlock.quit();
+    }
+  });
+
+  it('an unavailable quorum: an error span, the unavailable counter and node errors per node', async () => {
+    const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false, nodeTimeout: 50, wait: 0 });
+    const stop = instrumentRedlock(redlock, {
+      tracer: tracerProvider.getTracer('test'),
+      meter: meterProvider.getMeter('test'),
+      resourceAttribute: true,
+    });
+    await redlock.connect();
+    await nodes.nodes[1].kill();
+    await nodes.nodes[2].kill();
+    try {
+      await expect(redlock.acquire('otel:2')).rejects.toThrow(/Could not lock/);
+      const [span] = spans.getFinishedSpans();
+      expect(span.name).toBe('redlock.acquire');
+      expect(span.attributes['redlock.outcome']).toBe('unavailable');
+      expect(span.attributes['redlock.resources']).toBe('otel:2');
+      expect(span.status.code).toBe(2);
+      const metricsSeen = await collected();
+      expect(metricsSeen.get('redlock.acquire.unavailable')).toEqual([{ value: 1, attributes: {} }]);
+      // One series per node and operation (the acquire, and the clean-up release after it), both dead nodes.
+      const errors = metricsSeen
+        .get('redlock.node.errors')!
+        .map((point) => point.attributes as Record<string, string>);
+      const dead = [nodes.nodes[1].port, nodes.nodes[2].port].map((port) => `127.0.0.1:${port}`);
+      for (const node of dead) {
+        expect(errors).toContainEqual({ 'redlock.node': node, 'redlock.operation': 'acquire' });
+      }
+      expect(errors.every((point) => dead.includes(point['redlock.node']))).toBe(true);
+    } finally {
+      stop();
+      await redlock.quit();
+      await nodes.nodes[1].start();
+      await nodes.nodes[2].start();
+    }
+  });
+
+  it('without a tracer or meter it uses the global OpenTelemetry API (a no-op until an SDK is registered)', async () => {
+    const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false });
+    const stop = instrumentRedlock(redlock);
+    try {
+      expect(trace.getTracer('x')).toBeDefined();
+      expect(metrics.getMeter('x')).toBeDefined();
+      await redlock.release(await redlock.acquire('otel:3'));
+    } finally {
+      stop();
+      await redlock.quit();
+    }
+  });
+});
