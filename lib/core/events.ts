@@ -26,7 +26,12 @@ export interface RedlockEventMap {
    * An acquisition gave up because too few nodes could take the lock (`QuorumUnavailableError`);
    * `retryAfter`: ms until a quorum is past the restart guard, when that is what kept it away.
    */
-  unavailable: { resources: readonly string[]; attempts: number; waited: number; retryAfter: number | undefined };
+  unavailable: {
+    resources: readonly string[];
+    attempts: number;
+    waited: number;
+    retryAfter: number | undefined;
+  };
   /** A node answered with an error or could not be asked. */
   'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
 }

@@ -253,7 +253,12 @@ export class Redlock implements LockOwner {
     const failure = failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
     if (result.attempt.kind !== 'busy' && this.events.has('unavailable')) {
       const retryAfter = (failure as QuorumUnavailableError).retryAfter;
-      this.events.emit('unavailable', { resources, attempts: result.attempts, waited: result.elapsed, retryAfter });
+      this.events.emit('unavailable', {
+        resources,
+        attempts: result.attempts,
+        waited: result.elapsed,
+        retryAfter,
+      });
     }
     throw failure;
   }
@@ -360,7 +365,12 @@ export class Redlock implements LockOwner {
       const now = this.plan.clock.now();
       const { resources } = lock;
       const heldFor = started - lock.grantedAt;
-      this.events.emit('released', { resources, releasedOn: result.releasedOn, heldFor, elapsed: now - started });
+      this.events.emit('released', {
+        resources,
+        releasedOn: result.releasedOn,
+        heldFor,
+        elapsed: now - started,
+      });
     }
     return result;
   }
