@@ -88,3 +88,45 @@ describe('@Cron with @Locked on two instances (real scheduler, 3 real nodes)', (
     },
   );
 });
+
+@Injectable()
+class UnreachableJob {
+  runs = 0;
+  @Cron('0 0 1 1 *', { name: 'yearly' }) // never fires during the test: called directly, as the scheduler would
+  @Locked('job:unreachable')
+  async tick() {
+    this.runs++;
+  }
+}
+
+describe('a scheduled tick without a quorum (3 real nodes, 2 paused)', () => {
+  let nodes: RedisNodes;
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterAll(async () => {
+    for (const node of nodes.nodes) if (node.paused) await node.resume();
+    await closeApps();
+    await nodes?.stop();
+  });
+
+  it('is skipped with one warning line per tick (no error, no stack), and the job does not run', async () => {
+    const logger = new RecordingLogger();
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger, nodeTimeout: 50 })],
+      providers: [UnreachableJob],
+    });
+    await nodes.nodes[1].pause();
+    await nodes.nodes[2].pause();
+    const job = app.get(UnreachableJob);
+    await expect(job.tick()).resolves.toBeUndefined();
+    await expect(job.tick()).resolves.toBeUndefined();
+    expect(job.runs).toBe(0);
+    const warnings = logger.messages('warn').filter((line) => line.startsWith('UnreachableJob.tick'));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(
+      /^UnreachableJob\.tick \(cron '0 0 1 1 \*'\) skipped this tick: Could not lock "job:unreachable"/,
+    );
+    expect(logger.messages('error')).toEqual([]);
+  });
+});
