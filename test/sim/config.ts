@@ -97,6 +97,7 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
     clockRate: 1 + rng.real(-1e-4, 1e-4),
     bootTime: rng.chance(0.05) ? -rng.real(0, ttl) : -1e7,
     uptimeGranularity: rng.chance(0.2) ? 1000 : 1,
+    infoReadable: true,
     clockStepBackUs: profile === 'clock-back' ? 1e7 : 0,
     persistenceLag: rng.chance(0.25) ? rng.real(0, ttl * 2) : undefined,
   }));
