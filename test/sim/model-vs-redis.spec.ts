@@ -585,7 +585,7 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       expect(String(caught)).toMatch(/"refused","uptime"|"outcome":"refused"/);
     }, 60_000);
 
-    it("portable guard: a lost marker's age counted from a window earlier", async () => {
+    it("portable guard: a lost marker's age counted from 90 % of a window earlier", async () => {
       const caught = await firstDisagreement(
         SEED ^ 0xa6e0,
         (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'data-age-head-start' }),

@@ -121,6 +121,8 @@ function merge(into: RunSummary, from: RunSummary): RunSummary {
 
 const SUMMED = [
   'schedules',
+  'refusedUptime',
+  'refusedDataAge',
   'events',
   'operations',
   'granted',

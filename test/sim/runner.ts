@@ -18,6 +18,9 @@ export interface RunSummary {
   messages: number;
   lostMessages: number;
   faults: number;
+  /** Node refusals inside the restart-guard window: precise mode (uptime), portable mode (data age). */
+  refusedUptime: number;
+  refusedDataAge: number;
   overlaps: number;
   staleTokens: number;
   anomalies: number;
@@ -87,6 +90,8 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     messages: 0,
     lostMessages: 0,
     faults: 0,
+    refusedUptime: 0,
+    refusedDataAge: 0,
     overlaps: 0,
     staleTokens: 0,
     anomalies: 0,
@@ -168,6 +173,8 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.messages += result.counters.messages;
   summary.lostMessages += result.counters.lostRequests + result.counters.lostReplies;
   summary.faults += result.counters.faults;
+  summary.refusedUptime += result.counters.refusedUptime;
+  summary.refusedDataAge += result.counters.refusedDataAge;
   summary.overlaps += result.overlaps;
   summary.staleTokens += result.staleTokens;
   summary.anomalies += result.anomalies.length;
@@ -188,7 +195,8 @@ export function formatSummary(summary: RunSummary): string {
     `${summary.operations} operations (${summary.granted} granted, ${summary.busy} busy, ` +
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
     `${summary.extended} extended); ` +
-    `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults; ` +
+    `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +
+    `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age); ` +
     `violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
     `${summary.anomalies} anomalies) in ${summary.failedSchedules} schedules`
   );

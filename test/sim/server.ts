@@ -27,10 +27,11 @@ export interface ServerSpec {
    */
   readonly infoReadable: boolean;
   /**
-   * Negative controls only — the guard clears early: `'uptime-over-reported'` takes INFO's uptime as is (no
-   * second taken off: the bug the chaos suite found) when it over-reports by the whole second (the exact
-   * uptime rounded up); `'data-age-head-start'` counts a lost marker's age from one window earlier (the
-   * marker written as if the data had been there all along). Undefined: the scripts as shipped.
+   * Negative controls only — the guard clears early: `'uptime-over-reported'` takes INFO's whole-second uptime
+   * as is (no second taken off: the bug the chaos suite found); `'data-age-head-start'` counts a lost marker's
+   * age from 90 % of a window before the acquire that found it missing (counting from the server's start
+   * instead is still safe: the window covers every lock written before the crash). Undefined: the
+   * scripts as shipped.
    */
   readonly guardMutation?: 'uptime-over-reported' | 'data-age-head-start';
   /** Insane clocks (negative control): each restart sets its wall clock back by this many µs. */
@@ -240,10 +241,11 @@ export class VirtualServer {
     const now = Math.floor(this.micros() / 1000);
     let first = luaNumber(this.get(since)?.value);
     if (info) {
+      const reported = this.reportedUptimeSeconds();
       const uptime =
         this.spec.guardMutation === 'uptime-over-reported'
-          ? Math.ceil((this.micros() - this.bootWallUs) / 1e6) * 1000
-          : Math.max(0, this.reportedUptimeSeconds() - 1) * 1000;
+          ? reported * 1000
+          : Math.max(0, reported - 1) * 1000;
       if (uptime < request.guardWindow) return { outcome: 'refused', uptime, basis: 'uptime' };
       this.write(boot, this.runId);
       if (first === undefined) this.write(since, formatInteger(now - uptime));
@@ -251,7 +253,7 @@ export class VirtualServer {
     }
     if (first === undefined) {
       first = now;
-      if (this.spec.guardMutation === 'data-age-head-start') first -= request.guardWindow;
+      if (this.spec.guardMutation === 'data-age-head-start') first -= Math.floor(request.guardWindow * 0.9);
       this.write(since, formatInteger(first));
     }
     if (now - first < request.guardWindow) {
