@@ -10,7 +10,9 @@ import type { ServerSpec } from './server';
  * 5× the drift factor slow), `no-guard` (restart guard off, empty restarts), `skip-validity` (the core's
  * test-only hook that hands out expired locks, with long delays), `clock-back` (a node's wall clock steps back
  * on restart: fencing tokens can repeat). `short-extend` is `safe` plus `extend(lock, ttl)` with a ttl shorter
- * than the lock's: a legitimate call that exposes a core bug (see the spec).
+ * than the lock's: a legitimate call that exposed a core bug (see the spec); `short-extend-old-deadline` is its
+ * control: clients that, after such an extension failed, work to the deadline they had before the call (what
+ * the core told them before the fix) must overlap.
  *
  * The restart guard in both modes: `safe` runs it in its precise mode (INFO readable), `safe-portable` in its
  * portable mode (INFO denied: the data-age marker) on nodes that restart empty — the case that mode covers; a
@@ -33,7 +35,8 @@ export type Profile =
   | 'guard-early-data-age'
   | 'skip-validity'
   | 'clock-back'
-  | 'short-extend';
+  | 'short-extend'
+  | 'short-extend-old-deadline';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -45,6 +48,7 @@ export const PROFILES: readonly Profile[] = [
   'skip-validity',
   'clock-back',
   'short-extend',
+  'short-extend-old-deadline',
 ];
 
 export interface OpSpec {
@@ -140,7 +144,8 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
 
   const slowChance = rng.pick([0, 0, 0.02, 0.1, profile === 'skip-validity' ? 0.5 : 0.3]);
   const slowMax = profile === 'skip-validity' ? ttl * 2 : rng.pick([nodeTimeout * 3, ttl * 1.5]);
-  const lossChance = rng.pick(profile === 'short-extend' ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
+  const shortExtend = profile === 'short-extend' || profile === 'short-extend-old-deadline';
+  const lossChance = rng.pick(shortExtend ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
   const links = Array.from({ length: clientCount }, () =>
     Array.from({ length: nodeCount }, (): LinkSpec => {
       const lo = rng.real(0.05, 0.5);
@@ -226,7 +231,7 @@ function clientDrift(rng: Prng, profile: Profile, driftFactor: number): number {
 
 function randomOp(rng: Prng, profile: Profile, ttl: number, resources: readonly string[]): OpSpec {
   const drift = profile === 'drift-beyond';
-  const short = profile === 'short-extend';
+  const short = profile === 'short-extend' || profile === 'short-extend-old-deadline';
   const kind =
     drift || short ? 'acquire' : rng.pick(['acquire', 'acquire', 'try', 'using', 'using'] as const);
   const several = resources.length > 1 && rng.chance(0.3);

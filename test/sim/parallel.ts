@@ -123,6 +123,7 @@ const SUMMED = [
   'schedules',
   'refusedUptime',
   'refusedDataAge',
+  'shortExtendFailed',
   'events',
   'operations',
   'granted',

@@ -15,6 +15,8 @@ export interface RunSummary {
   lost: number;
   aborted: number;
   extended: number;
+  /** Short extensions that missed their quorum (the short-extend scenario). */
+  shortExtendFailed: number;
   messages: number;
   lostMessages: number;
   faults: number;
@@ -87,6 +89,7 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     lost: 0,
     aborted: 0,
     extended: 0,
+    shortExtendFailed: 0,
     messages: 0,
     lostMessages: 0,
     faults: 0,
@@ -170,6 +173,7 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.lost += result.stats.lost;
   summary.aborted += result.stats.aborted;
   summary.extended += result.stats.extended;
+  summary.shortExtendFailed += result.stats.shortExtendFailed;
   summary.messages += result.counters.messages;
   summary.lostMessages += result.counters.lostRequests + result.counters.lostReplies;
   summary.faults += result.counters.faults;
@@ -194,7 +198,7 @@ export function formatSummary(summary: RunSummary): string {
     `${summary.events} events; ` +
     `${summary.operations} operations (${summary.granted} granted, ${summary.busy} busy, ` +
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
-    `${summary.extended} extended); ` +
+    `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
     `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +
     `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age); ` +
     `violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +

@@ -98,6 +98,7 @@ export class World implements SimContext {
       context: this,
       stats: this.stats,
       checkGrants: !config.unsafeSkipValidityCheck,
+      keepDeadlineOfFailedExtend: config.profile === 'short-extend-old-deadline',
       section: (interval) => this.intervals.push(interval),
       anomaly: (message) => this.anomalies.push(message),
     };
