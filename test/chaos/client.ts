@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Lock, NodeVote, Redlock } from '../../lib';
-import type { ClientMessage, ClientPhase, ClientStats, LoopStyle, ParentMessage } from './protocol';
+import { ClientMessage, ClientPhase, ClientStats, LoopStyle, NO_INFO_USER, ParentMessage } from './protocol';
 import { Random } from './random';
 import { resubscribeScenario } from './resubscribe-scenario';
 
@@ -231,8 +231,9 @@ function watchLag(threshold: number): void {
 let proceed: (() => void) | undefined;
 
 async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
+  const { name, password } = NO_INFO_USER;
   const redlock = new Redlock(
-    urls,
+    phase.portableGuard ? urls.map((url) => url.replace('redis://', `redis://${name}:${password}@`)) : urls,
     {
       ttl: phase.ttl,
       fencing: true,
@@ -244,12 +245,14 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
     { unsafeSkipValidityCheck: phase.unsafeSkipValidityCheck },
   );
   const loop = new Loop(phase, redlock, stop);
+  let guardModes: string[] = [];
   try {
-    await redlock.connect(3_000);
+    const states = await redlock.connect(3_000);
+    guardModes = states.map((state) => state.guardMode ?? '?');
     await loop.run();
   } finally {
     await redlock.quit(500);
-    const stats: ClientStats = { ...loop.stats, ...redlock.stats };
+    const stats: ClientStats = { ...loop.stats, ...redlock.stats, guardModes };
     send({ type: 'stopped', client, stats });
   }
 }

@@ -3,7 +3,7 @@ import { RedisNodes, TcpProxy, startRedisNodes, startTcpProxy } from '../support
 import { ClientBuild, buildClient } from './build-client';
 import { ClientProcess, PhaseReport } from './client-process';
 import { FencedResources, Rejection } from './fenced-resources';
-import type { ClientPhase, EntryRecord, SectionRecord } from './protocol';
+import { ClientPhase, EntryRecord, NO_INFO_USER, SectionRecord } from './protocol';
 
 /** Event-loop delays above this are recorded, ms. */
 const LAG_THRESHOLD = 50;
@@ -63,7 +63,13 @@ export class ChaosCluster {
   static async start(nodeCount: number, clientCount: number): Promise<ChaosCluster> {
     const base = process.hrtime.bigint();
     // Faults need nodes this process can kill and pause: external nodes (REDLOCK_TEST_NODES) will not do.
-    const nodes = await startRedisNodes(nodeCount, process.env.REDLOCK_TEST_NODES ? { source: 'path' } : {});
+    // Every node also has a user that may not run INFO, for the phase that runs the guard's portable mode.
+    const { name, password } = NO_INFO_USER;
+    const extraArgs = ['--user', name, 'on', `>${password}`, '~*', '&*', '+@all', '-info'];
+    const nodes = await startRedisNodes(nodeCount, {
+      extraArgs,
+      ...(process.env.REDLOCK_TEST_NODES ? { source: 'path' } : {}),
+    });
     const proxies: TcpProxy[][] = [];
     const clients: ClientProcess[] = [];
     const cluster = new ChaosCluster(nodes, proxies, clients, base);

@@ -1,4 +1,4 @@
-import { Lock, Redlock } from '../../lib';
+import { Lock, Redlock, RedlockError } from '../../lib';
 import type { ChaosCluster } from './cluster';
 
 /** One run of the restart-guard scenario. */
@@ -6,11 +6,16 @@ export interface GuardAttempt {
   /** B got the lock while A's was still valid: two holders. */
   readonly granted: boolean;
   /**
-   * The restarted node booted in the same wall-clock second in which A acquired, at least 300 ms into it —
-   * the case where a guard reading whole seconds of uptime as a lower bound clears before A's lock ends.
-   * When false and nothing was granted, the attempt proved nothing either way.
+   * The attempt tested what it is about: the restarted node booted in the same wall-clock second in which A
+   * acquired, at least 300 ms into it — the case where a guard reading whole seconds of uptime as a lower
+   * bound clears before A's lock ends — and node 0 was seen refusing B (its restart guard answered). When
+   * false and nothing was granted, the attempt proved nothing either way.
    */
   readonly conclusive: boolean;
+  /** B's attempts in which node 0 answered `refused` (restart guard). */
+  readonly refusedByRestarted: number;
+  /** B's attempts while A's lock was valid. */
+  readonly polls: number;
   /** Wall-clock ms (within the second) at which A acquired, and by which node 0 had started again. */
   readonly acquiredWallMs: number;
   readonly startedWallMs: number;
@@ -49,8 +54,16 @@ export async function restartUnderHolder(cluster: ChaosCluster, ttl: number): Pr
     const startedAt = cluster.now();
     let grantedAt = 0;
     let remainingThen = 0;
+    let polls = 0;
+    let refusedByRestarted = 0;
+    const restarted = cluster.proxies[1][0].url.replace(/^redis:\/\//, '');
     while (held.remainingTime > 0 && !second) {
-      second = await b.tryAcquire('guard-phase').catch(() => null);
+      polls++;
+      second = await b.tryAcquire('guard-phase').catch((error: unknown) => {
+        const votes = error instanceof RedlockError ? error.votes : [];
+        if (votes.some((vote) => vote.node === restarted && vote.outcome === 'refused')) refusedByRestarted++;
+        return null;
+      });
       if (second) {
         grantedAt = cluster.now();
         remainingThen = held.remainingTime;
@@ -58,7 +71,10 @@ export async function restartUnderHolder(cluster: ChaosCluster, ttl: number): Pr
     }
     return {
       granted: second !== null,
-      conclusive: Math.floor(startedWall / 1000) === Math.floor(acquiredWall / 1000),
+      conclusive:
+        Math.floor(startedWall / 1000) === Math.floor(acquiredWall / 1000) && refusedByRestarted > 0,
+      refusedByRestarted,
+      polls,
       acquiredWallMs: acquiredWall % 1000,
       startedWallMs: startedWall % 1000,
       ...(second ? { grantedMsAfterStart: Math.round(grantedAt - startedAt) } : {}),

@@ -37,6 +37,14 @@ export function mainPhase(seed: number): ClientPhase {
 }
 
 /**
+ * The main run again, the restart guard in its portable mode: the clients connect as an ACL user that may not
+ * run INFO, so each node's guard decides by the data-age marker, as on a managed Redis that denies INFO.
+ */
+export function portablePhase(seed: number): ClientPhase {
+  return { ...mainPhase(seed), name: 'main-portable', portableGuard: true };
+}
+
+/**
  * Negative control 1: the restart guard off, everything else as safe as in the main run. Long sections on
  * two hot resources and clients that poll, so someone is always ready to take a lock the moment a majority
  * lets them.

@@ -33,7 +33,15 @@ export interface ClientPhase {
    */
   readonly respectDeadline: boolean;
   readonly margin: number;
+  /**
+   * Connect as the nodes' ACL user that may not run INFO (`NO_INFO_USER`): the restart guard then runs in its
+   * portable mode (the data-age marker), as on a managed Redis that denies INFO.
+   */
+  readonly portableGuard?: boolean;
 }
+
+/** An ACL user on every chaos node with every command but INFO (set up by `ChaosCluster.start`). */
+export const NO_INFO_USER = { name: 'noinfo', password: 'noinfo-pass' } as const;
 
 /**
  * - `wait`: `acquire()` with a wait budget (waits for release announcements / the holder's ttl);
@@ -130,4 +138,6 @@ export interface ClientStats {
   readonly wokenByRelease: number;
   readonly wokenByTimer: number;
   readonly locksLost: number;
+  /** How each node's restart guard decides, as `connect()` reported it (in node order). */
+  readonly guardModes: readonly string[];
 }

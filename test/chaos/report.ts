@@ -10,6 +10,8 @@ export interface ChaosProfile {
   readonly name: 'short' | 'long';
   /** Length of the main run, ms. */
   readonly mainMs: number;
+  /** Length of the main run with the restart guard in its portable mode, ms. */
+  readonly portableMs: number;
   /** Bare-quorum restart cycles of negative control 1: at least `min`, up to `max` until it finds something. */
   readonly guardControlCycles: { readonly min: number; readonly max: number };
   /** Length of negative control 2, ms: at least `min`, up to `max` until it finds something. */
@@ -19,16 +21,19 @@ export interface ChaosProfile {
 export function chaosProfile(): ChaosProfile {
   const name = process.env.CHAOS_PROFILE === 'long' ? 'long' : 'short';
   const mainMs = Number(process.env.CHAOS_MAIN_MS) || (name === 'long' ? 600_000 : 25_000);
+  const portableMs = Number(process.env.CHAOS_PORTABLE_MS) || (name === 'long' ? 120_000 : 8_000);
   return name === 'long'
     ? {
         name,
         mainMs,
+        portableMs,
         guardControlCycles: { min: 6, max: 12 },
         validityControlMs: { min: 20_000, max: 40_000 },
       }
     : {
         name,
         mainMs,
+        portableMs,
         guardControlCycles: { min: 2, max: 6 },
         validityControlMs: { min: 4_000, max: 15_000 },
       };

@@ -106,15 +106,21 @@ describe('waiter wake-up (3 real nodes)', () => {
     const held = await holder.acquire('degrade', { ttl: 30_000 });
     const pending = waiter.acquire('degrade', { wait: 5_000 });
     await delay(200);
+    let killed = 0;
     for (const node of nodes.nodes) {
       const admin = node.redis();
-      await admin.client('KILL', 'TYPE', 'pubsub');
+      killed += (await admin.client('KILL', 'TYPE', 'pubsub')) as number;
       admin.disconnect();
     }
-    await delay(100);
+    await delay(300);
     await held.release(); // the announcement may be lost; the waiter must still get the lock well before 30 s
     const lock = await pending;
     await lock.release();
     expect(lock.resources).toEqual(['degrade']);
+    // The scenario happened: the waiter's subscriber connections were killed (one per node), and the waiter
+    // then retried on its timer (the first test shows a waiter with its subscription never does, behind a
+    // 30 s holder released this early).
+    expect(killed).toBe(nodes.nodes.length);
+    expect(waiter.stats.wokenByTimer).toBeGreaterThanOrEqual(1);
   });
 });

@@ -22,6 +22,8 @@ export interface OpStats {
   aborted: number;
   extended: number;
   extendFailed: number;
+  /** `extend(lock, ttl)` with a ttl shorter than the lock's that missed its quorum: the short-extend case. */
+  shortExtendFailed: number;
 }
 
 export function emptyOpStats(): OpStats {
@@ -34,6 +36,7 @@ export function emptyOpStats(): OpStats {
     aborted: 0,
     extended: 0,
     extendFailed: 0,
+    shortExtendFailed: 0,
   };
 }
 
@@ -51,6 +54,11 @@ export interface ClientSink {
   readonly stats: OpStats;
   /** Checks grants for expired locks (off in the negative control that hands those out on purpose). */
   readonly checkGrants: boolean;
+  /**
+   * NEGATIVE CONTROL ONLY: after an extension that failed, keep working to the deadline the lock had before
+   * the call (what the core did before the short-extend fix), not to `lock.remainingTime`.
+   */
+  readonly keepDeadlineOfFailedExtend: boolean;
   section(interval: Interval): void;
   anomaly(message: string): void;
 }
@@ -109,6 +117,8 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
   const section = granted(lock, op, holder, sink);
   if (op.extendMidway) {
     await work(client.clock, lock, op.work / 2, section);
+    const deadlineBefore = client.clock.now() + lock.remainingTime;
+    let remaining = () => lock.remainingTime;
     try {
       await redlock.extend(lock, op.extendTtl);
       sink.stats.extended++;
@@ -123,8 +133,11 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
       }
       // The old validity still stands (remainingTime says how much): keep working within it.
       sink.stats.extendFailed++;
+      const short = op.extendTtl !== undefined && op.extendTtl < op.ttl;
+      if (short && error instanceof QuorumUnavailableError) sink.stats.shortExtendFailed++;
+      if (sink.keepDeadlineOfFailedExtend) remaining = () => deadlineBefore - client.clock.now();
     }
-    await work(client.clock, lock, op.work / 2, section);
+    await work(client.clock, lock, op.work / 2, section, undefined, remaining);
   } else {
     await work(client.clock, lock, op.work, section);
   }
@@ -180,10 +193,11 @@ async function work(
   ms: number,
   section: Section,
   signal?: AbortSignal,
+  remainingOf: () => number = () => lock.remainingTime,
 ): Promise<void> {
   let left = ms;
   while (left > 1e-9) {
-    const remaining = lock.remainingTime;
+    const remaining = remainingOf();
     if (!(remaining > 1e-9) || signal?.aborted) return;
     const step = Math.min(left, remaining);
     const began = clock.now();

@@ -10,17 +10,45 @@ import type { ServerSpec } from './server';
  * 5× the drift factor slow), `no-guard` (restart guard off, empty restarts), `skip-validity` (the core's
  * test-only hook that hands out expired locks, with long delays), `clock-back` (a node's wall clock steps back
  * on restart: fencing tokens can repeat). `short-extend` is `safe` plus `extend(lock, ttl)` with a ttl shorter
- * than the lock's: a legitimate call that exposes a core bug (see the spec).
+ * than the lock's: a legitimate call that exposed a core bug (see the spec); `short-extend-old-deadline` is its
+ * control: clients that, after such an extension failed, work to the deadline they had before the call (what
+ * the core told them before the fix) must overlap.
+ *
+ * The restart guard in both modes: `safe` runs it in its precise mode (INFO readable), `safe-portable` in its
+ * portable mode (INFO denied: the data-age marker) on nodes that restart empty — the case that mode covers; a
+ * restart that restored the marker but lost the last writes is its documented gap, so no persistence there.
+ * `guard-early-uptime` (INFO's whole-second uptime used without the second taken off, each node's first
+ * restart at the worst sub-second phase: just before its wall clock ticks a second) and `guard-early-data-age`
+ * (a lost marker's age counted from 90 % of a window before the acquire that found it missing) each
+ * clear the guard early in one mode, and must find overlaps.
+ *
+ * The precise mode takes a second off INFO's whole seconds, so at the simulation's time scale (ttls of
+ * 20–200 ms) a node that restarted refuses for the rest of its schedule: `clock-back`, which needs restarted
+ * nodes to hand out tokens again, runs the guard in its portable mode (a window measured in ms).
  */
-export type Profile = 'safe' | 'drift-beyond' | 'no-guard' | 'skip-validity' | 'clock-back' | 'short-extend';
+export type Profile =
+  | 'safe'
+  | 'safe-portable'
+  | 'drift-beyond'
+  | 'no-guard'
+  | 'guard-early-uptime'
+  | 'guard-early-data-age'
+  | 'skip-validity'
+  | 'clock-back'
+  | 'short-extend'
+  | 'short-extend-old-deadline';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
+  'safe-portable',
+  'guard-early-uptime',
+  'guard-early-data-age',
   'drift-beyond',
   'no-guard',
   'skip-validity',
   'clock-back',
   'short-extend',
+  'short-extend-old-deadline',
 ];
 
 export interface OpSpec {
@@ -80,9 +108,15 @@ export interface WorldConfig {
 
 const EPOCH_US = 1.7e15;
 
+/** Profiles about restarts: 3 nodes, only crashes (1–4 per schedule). */
+const CRASHY: readonly Profile[] = ['no-guard', 'clock-back', 'guard-early-uptime', 'guard-early-data-age'];
+
 /** Draws one schedule's configuration (swarm testing: every seed gets its own mix of features and faults). */
 export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldConfig {
-  const nodeCount = profile === 'no-guard' || profile === 'clock-back' ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
+  const crashy = CRASHY.includes(profile);
+  const portable =
+    profile === 'safe-portable' || profile === 'guard-early-data-age' || profile === 'clock-back';
+  const nodeCount = crashy ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
   const clientCount = profile === 'skip-validity' ? 3 : rng.int(2, 3);
   const ttl = profile === 'drift-beyond' ? rng.int(20, 80) : rng.int(20, 200);
   const driftFactor = rng.pick([0.01, 0.02, 0.05, 0.1]);
@@ -96,14 +130,22 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
     clockOffsetUs: EPOCH_US + rng.real(-skewUs, skewUs),
     clockRate: 1 + rng.real(-1e-4, 1e-4),
     bootTime: rng.chance(0.05) ? -rng.real(0, ttl) : -1e7,
-    uptimeGranularity: rng.chance(0.2) ? 1000 : 1,
+    uptimeGranularity: rng.chance(0.2) || profile === 'guard-early-uptime' ? 1000 : 1,
+    infoReadable: !portable,
+    guardMutation:
+      profile === 'guard-early-uptime'
+        ? 'uptime-over-reported'
+        : profile === 'guard-early-data-age'
+          ? 'data-age-head-start'
+          : undefined,
     clockStepBackUs: profile === 'clock-back' ? 1e7 : 0,
-    persistenceLag: rng.chance(0.25) ? rng.real(0, ttl * 2) : undefined,
+    persistenceLag: rng.chance(0.25) && !portable ? rng.real(0, ttl * 2) : undefined,
   }));
 
   const slowChance = rng.pick([0, 0, 0.02, 0.1, profile === 'skip-validity' ? 0.5 : 0.3]);
   const slowMax = profile === 'skip-validity' ? ttl * 2 : rng.pick([nodeTimeout * 3, ttl * 1.5]);
-  const lossChance = rng.pick(profile === 'short-extend' ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
+  const shortExtend = profile === 'short-extend' || profile === 'short-extend-old-deadline';
+  const lossChance = rng.pick(shortExtend ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
   const links = Array.from({ length: clientCount }, () =>
     Array.from({ length: nodeCount }, (): LinkSpec => {
       const lo = rng.real(0.05, 0.5);
@@ -134,12 +176,25 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const faultCount =
     profile === 'drift-beyond' || profile === 'skip-validity'
       ? 0
-      : profile === 'safe'
+      : profile === 'safe' || profile === 'safe-portable'
         ? rng.int(0, 3)
         : rng.int(1, 4);
   const faults = Array.from({ length: faultCount }, () =>
     randomFault(rng, profile, horizon, ttl, nodeCount, clientCount),
   );
+
+  if (profile === 'guard-early-uptime') {
+    // Each node's first restart just before a tick of its wall clock's seconds: INFO then reports a whole
+    // second of uptime a few ms after the start (the chaos suite's worst case).
+    servers.forEach((server, i) => {
+      const crash = faults.find((fault) => fault.kind === 'crash' && fault.node === i);
+      if (!crash || crash.kind !== 'crash') return;
+      const restartUs = (crash.at + crash.downFor) * 1000 * server.clockRate;
+      const phaseUs = (((server.clockOffsetUs + restartUs) % 1e6) + 1e6) % 1e6;
+      const wantedUs = 1e6 - rng.real(1_000, 50_000);
+      servers[i] = { ...server, clockOffsetUs: server.clockOffsetUs + (wantedUs - phaseUs) };
+    });
+  }
 
   return {
     seed,
@@ -176,7 +231,7 @@ function clientDrift(rng: Prng, profile: Profile, driftFactor: number): number {
 
 function randomOp(rng: Prng, profile: Profile, ttl: number, resources: readonly string[]): OpSpec {
   const drift = profile === 'drift-beyond';
-  const short = profile === 'short-extend';
+  const short = profile === 'short-extend' || profile === 'short-extend-old-deadline';
   const kind =
     drift || short ? 'acquire' : rng.pick(['acquire', 'acquire', 'try', 'using', 'using'] as const);
   const several = resources.length > 1 && rng.chance(0.3);
@@ -212,7 +267,7 @@ function randomFault(
   const at = rng.real(0, horizon);
   const node = rng.int(0, nodes - 1);
   const roll = rng.next();
-  if (profile === 'no-guard' || profile === 'clock-back' || roll < 0.4) {
+  if (CRASHY.includes(profile) || roll < 0.4) {
     return { kind: 'crash', at, node, downFor: rng.chance(0.3) ? 0 : rng.real(0, ttl * 2) };
   }
   if (roll < 0.7) return { kind: 'pause', at, node, pausedFor: rng.real(0, ttl * 2) };

@@ -45,7 +45,14 @@ export class Connection implements LockNode {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return this.call('acquire', request.owner, () => this.server.acquire(request));
+    return this.call('acquire', request.owner, () => {
+      const reply = this.server.acquire(request);
+      if (reply.outcome === 'refused') {
+        if (reply.basis === 'data-age') this.context.counters.refusedDataAge++;
+        else this.context.counters.refusedUptime++;
+      }
+      return reply;
+    });
   }
 
   fence(

@@ -24,4 +24,7 @@ export interface SimCounters {
   lostRequests: number;
   lostReplies: number;
   faults: number;
+  /** Acquire requests a node refused inside its restart-guard window, by how it decided. */
+  refusedUptime: number;
+  refusedDataAge: number;
 }

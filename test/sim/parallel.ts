@@ -121,6 +121,9 @@ function merge(into: RunSummary, from: RunSummary): RunSummary {
 
 const SUMMED = [
   'schedules',
+  'refusedUptime',
+  'refusedDataAge',
+  'shortExtendFailed',
   'events',
   'operations',
   'granted',

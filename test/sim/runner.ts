@@ -15,9 +15,14 @@ export interface RunSummary {
   lost: number;
   aborted: number;
   extended: number;
+  /** Short extensions that missed their quorum (the short-extend scenario). */
+  shortExtendFailed: number;
   messages: number;
   lostMessages: number;
   faults: number;
+  /** Node refusals inside the restart-guard window: precise mode (uptime), portable mode (data age). */
+  refusedUptime: number;
+  refusedDataAge: number;
   overlaps: number;
   staleTokens: number;
   anomalies: number;
@@ -84,9 +89,12 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     lost: 0,
     aborted: 0,
     extended: 0,
+    shortExtendFailed: 0,
     messages: 0,
     lostMessages: 0,
     faults: 0,
+    refusedUptime: 0,
+    refusedDataAge: 0,
     overlaps: 0,
     staleTokens: 0,
     anomalies: 0,
@@ -165,9 +173,12 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.lost += result.stats.lost;
   summary.aborted += result.stats.aborted;
   summary.extended += result.stats.extended;
+  summary.shortExtendFailed += result.stats.shortExtendFailed;
   summary.messages += result.counters.messages;
   summary.lostMessages += result.counters.lostRequests + result.counters.lostReplies;
   summary.faults += result.counters.faults;
+  summary.refusedUptime += result.counters.refusedUptime;
+  summary.refusedDataAge += result.counters.refusedDataAge;
   summary.overlaps += result.overlaps;
   summary.staleTokens += result.staleTokens;
   summary.anomalies += result.anomalies.length;
@@ -187,8 +198,9 @@ export function formatSummary(summary: RunSummary): string {
     `${summary.events} events; ` +
     `${summary.operations} operations (${summary.granted} granted, ${summary.busy} busy, ` +
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
-    `${summary.extended} extended); ` +
-    `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults; ` +
+    `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
+    `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +
+    `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age); ` +
     `violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
     `${summary.anomalies} anomalies) in ${summary.failedSchedules} schedules`
   );

@@ -1,6 +1,12 @@
 import type { AcquireReply, AcquireRequest } from '../../lib/core';
 import type { SimContext } from './context';
 
+/** What a server needs from its surroundings: the true time (ms) and, for shuffling a paused backlog, a PRNG. */
+export interface ServerEnvironment {
+  readonly scheduler: { readonly now: number };
+  readonly rng: Pick<SimContext['rng'], 'next'>;
+}
+
 /** How one simulated Redis server behaves beyond the scripts. */
 export interface ServerSpec {
   readonly name: string;
@@ -10,8 +16,24 @@ export interface ServerSpec {
   readonly clockRate: number;
   /** True time at which it last started (negative: long before the schedule). */
   readonly bootTime: number;
-  /** `INFO server` reports uptime in whole seconds; 1000 models that, 1 models an exact uptime. */
+  /**
+   * How `INFO server` counts `uptime_in_seconds`: 1000 as Redis does (whole wall-clock seconds now minus whole
+   * seconds at start, up to a second more than the real uptime), 1 as an honest floor of the exact uptime.
+   */
   readonly uptimeGranularity: number;
+  /**
+   * Whether the acquire script can read `INFO` here (precise guard mode). False: denied (ACL, managed service),
+   * so the client sends "INFO not readable" and the script runs the portable mode (the data-age marker).
+   */
+  readonly infoReadable: boolean;
+  /**
+   * Negative controls only — the guard clears early: `'uptime-over-reported'` takes INFO's whole-second uptime
+   * as is (no second taken off: the bug the chaos suite found); `'data-age-head-start'` counts a lost marker's
+   * age from 90 % of a window before the acquire that found it missing (counting from the server's start
+   * instead is still safe: the window covers every lock written before the crash). Undefined: the
+   * scripts as shipped.
+   */
+  readonly guardMutation?: 'uptime-over-reported' | 'data-age-head-start';
   /** Insane clocks (negative control): each restart sets its wall clock back by this many µs. */
   readonly clockStepBackUs: number;
   /**
@@ -29,8 +51,9 @@ export interface Subscription {
 }
 
 interface Value {
-  value: string | number;
-  /** True time after which the key no longer exists. */
+  /** Redis stores strings; numbers are written as the scripts format them (`%.0f`). */
+  value: string;
+  /** True time after which the key no longer exists (Infinity: no ttl). */
   expireAt: number;
   /** True time of the last write (for persistence that loses the most recent writes). */
   writtenAt: number;
@@ -43,32 +66,64 @@ interface Queued {
 
 const FENCE_TTL = 3_600_000;
 
+/** What the client sends with an acquire beside the request (ARGV[6] and ARGV[7] of the script). */
+export interface GuardArgs {
+  /** The server's run_id as the client learnt it ('' if unknown). */
+  readonly runId: string;
+  /** The client knows INFO is not readable here (portable mode). */
+  readonly noInfo: boolean;
+}
+
+/** Redis' `tonumber` on a stored string, as the scripts use it (undefined: missing or not a number). */
+function luaNumber(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const number = Number(value);
+  return Number.isFinite(number) ? number : undefined;
+}
+
+/** `string.format('%.0f', x)`. */
+function formatInteger(value: number): string {
+  return Math.round(value).toFixed(0);
+}
+
 /**
- * One Redis node as the scripts in `lib/core/scripts.ts` see it. Each script method runs atomically (it is
- * synchronous), with key expiry in true time, the restart guard on the node's own uptime, and a wall clock for
- * fence counters. Faults: crash (data — or with persistence its last writes — and subscriptions lost;
- * commands arriving meanwhile fail), restart (uptime from zero), pause (commands wait; on resume they run with the order across connections
- * shuffled, each connection's own order kept, as SIGCONT'd Redis does).
+ * One Redis node as the scripts in `lib/redis/scripts.ts` see it: a model of those scripts, checked against
+ * them on a real redis-server by `model-vs-redis.spec.ts`. Each script method runs atomically (it is
+ * synchronous), with key expiry in true time, the restart guard in either mode (precise: the uptime `INFO`
+ * reports, a second taken off, and the boot marker; portable: the data-age marker) and a wall clock for
+ * `TIME`. Faults: crash (data — or with persistence its last writes — and subscriptions lost; commands
+ * arriving meanwhile fail), restart (uptime from zero, a new run_id), pause (commands wait; on resume they run
+ * with the order across connections shuffled, each connection's own order kept, as SIGCONT'd Redis does).
  */
 export class VirtualServer {
   up = true;
   paused = false;
-  private bootTime: number;
+  /** INFO's run_id: new on every start. */
+  runId: string;
+  private boots = 0;
+  /** The server's wall clock (µs) when it last started. */
+  private bootWallUs: number;
   private clockOffsetUs: number;
   private readonly data = new Map<string, Value>();
   private backlog: Queued[] = [];
   private readonly subscriptions = new Map<string, Set<Subscription>>();
 
   constructor(
-    private readonly context: SimContext,
+    private readonly context: ServerEnvironment,
     readonly spec: ServerSpec,
   ) {
-    this.bootTime = spec.bootTime;
     this.clockOffsetUs = spec.clockOffsetUs;
+    this.bootWallUs = this.wallUsAt(spec.bootTime);
+    this.runId = this.nextRunId();
   }
 
   get name(): string {
     return this.spec.name;
+  }
+
+  /** What a client that learnt this server's guard mode (and run_id, on its connection) sends with an acquire. */
+  get guardArgs(): GuardArgs {
+    return this.spec.infoReadable ? { runId: this.runId, noInfo: false } : { runId: '', noInfo: true };
   }
 
   /** A command arrived from `connection`: run it now, queue it (paused), or report the node down. */
@@ -103,10 +158,23 @@ export class VirtualServer {
     this.subscriptions.clear();
   }
 
-  restart(): void {
+  /** Starts again (after crash()): uptime from now, a new run_id; `bootWallUs` overrides the start time. */
+  restart(bootWallUs?: number): void {
     this.up = true;
-    this.bootTime = this.context.scheduler.now;
     this.clockOffsetUs -= this.spec.clockStepBackUs;
+    this.bootWallUs = bootWallUs ?? this.wallUsAt(this.context.scheduler.now);
+    this.runId = this.nextRunId();
+  }
+
+  /** FLUSHALL: every key gone, the server stays up (uptime and run_id unchanged). */
+  flushAll(): void {
+    this.data.clear();
+  }
+
+  /** SET key value [PX ttl]: data written by something else than the scripts (a restored marker, other data). */
+  write(key: string, value: string, ttl?: number): void {
+    const now = this.context.scheduler.now;
+    this.data.set(key, { value, expireAt: ttl === undefined ? Infinity : now + ttl, writtenAt: now });
   }
 
   pause(): void {
@@ -132,11 +200,14 @@ export class VirtualServer {
     }
   }
 
-  /** ACQUIRE: restart guard, all-or-nothing, own keys count as free, fence counters raised. */
-  acquire(request: AcquireRequest): AcquireReply {
+  /**
+   * ACQUIRE: restart guard (precise or portable mode), all-or-nothing, own keys count as free, fence counters
+   * raised. `guard` defaults to what a client that learnt this server sends.
+   */
+  acquire(request: AcquireRequest, guard: GuardArgs = this.guardArgs): AcquireReply {
     if (request.guardWindow > 0) {
-      const uptime = this.uptime();
-      if (uptime < request.guardWindow) return { outcome: 'refused', uptime };
+      const refusal = this.guard(request, guard);
+      if (refusal) return refusal;
     }
     for (const key of request.keys) {
       const holder = this.get(key);
@@ -152,12 +223,43 @@ export class VirtualServer {
     if (request.fenceKeys.length > 0) {
       const micros = this.micros();
       for (const key of request.fenceKeys) {
-        const counter = Math.max(Number(this.get(key)?.value ?? 0) + 1, micros);
-        this.data.set(key, { value: counter, expireAt: now + FENCE_TTL, writtenAt: now });
+        const counter = Math.max((luaNumber(this.get(key)?.value) ?? 0) + 1, micros);
+        this.data.set(key, { value: formatInteger(counter), expireAt: now + FENCE_TTL, writtenAt: now });
         token = Math.max(token, counter);
       }
     }
     return { outcome: 'acquired', token };
+  }
+
+  /** The restart guard of the acquire script: a refusal, or undefined to go on. */
+  private guard(request: AcquireRequest, args: GuardArgs): AcquireReply | undefined {
+    const boot = request.guardKey;
+    const since = `${request.guardKey}:since`;
+    if (!args.noInfo && args.runId !== '' && this.get(boot)?.value === args.runId) return undefined;
+    // INFO from inside the script: readable only in precise mode, and only asked when the client did not say no.
+    const info = !args.noInfo && this.spec.infoReadable;
+    const now = Math.floor(this.micros() / 1000);
+    let first = luaNumber(this.get(since)?.value);
+    if (info) {
+      const reported = this.reportedUptimeSeconds();
+      const uptime =
+        this.spec.guardMutation === 'uptime-over-reported'
+          ? reported * 1000
+          : Math.max(0, reported - 1) * 1000;
+      if (uptime < request.guardWindow) return { outcome: 'refused', uptime, basis: 'uptime' };
+      this.write(boot, this.runId);
+      if (first === undefined) this.write(since, formatInteger(now - uptime));
+      return undefined;
+    }
+    if (first === undefined) {
+      first = now;
+      if (this.spec.guardMutation === 'data-age-head-start') first -= Math.floor(request.guardWindow * 0.9);
+      this.write(since, formatInteger(first));
+    }
+    if (now - first < request.guardWindow) {
+      return { outcome: 'refused', uptime: Math.max(0, now - first), basis: 'data-age' };
+    }
+    return undefined;
   }
 
   /** FENCE: only while the owner holds every key, raise each counter to at least the token. */
@@ -165,8 +267,8 @@ export class VirtualServer {
     if (!this.holdsAll(keys, owner)) return false;
     const now = this.context.scheduler.now;
     for (const key of fenceKeys) {
-      if (Number(this.get(key)?.value ?? 0) < token)
-        this.data.set(key, { value: token, expireAt: now + FENCE_TTL, writtenAt: now });
+      if ((luaNumber(this.get(key)?.value) ?? 0) < token)
+        this.data.set(key, { value: String(token), expireAt: now + FENCE_TTL, writtenAt: now });
     }
     return true;
   }
@@ -210,8 +312,31 @@ export class VirtualServer {
   }
 
   /** The value of `key` (lazy expiry, as Redis: a key lives until true time passes its expiry). */
-  peek(key: string): string | number | undefined {
+  peek(key: string): string | undefined {
     return this.get(key)?.value;
+  }
+
+  /** Every live key with its value and PTTL (−1: no ttl), for comparisons. */
+  dump(): Map<string, { value: string; pttl: number }> {
+    const out = new Map<string, { value: string; pttl: number }>();
+    for (const key of [...this.data.keys()]) {
+      const entry = this.get(key);
+      if (entry) out.set(key, { value: entry.value, pttl: this.pttl(entry) });
+    }
+    return out;
+  }
+
+  /** For the differential test: the uptime the acquire script would compute now (ms, a second taken off). */
+  uptimeForTest(): number {
+    return Math.max(0, this.reportedUptimeSeconds() - 1) * 1000;
+  }
+
+  /**
+   * For the differential test: when `key` expires or expired (true time; Infinity: no ttl; undefined: not
+   * written since it was deleted). Reads without expiring, so a key just gone still tells when it went.
+   */
+  expireAtForTest(key: string): number | undefined {
+    return this.data.get(key)?.expireAt;
   }
 
   private get(key: string): Value | undefined {
@@ -230,16 +355,29 @@ export class VirtualServer {
   }
 
   private pttl(entry: Value): number {
+    if (entry.expireAt === Infinity) return -1;
     return Math.max(0, Math.round(entry.expireAt - this.context.scheduler.now));
   }
 
-  private uptime(): number {
-    const exact = this.context.scheduler.now - this.bootTime;
-    const unit = this.spec.uptimeGranularity;
-    return Math.floor(exact / unit) * unit;
+  /** `uptime_in_seconds` as INFO reports it (see `uptimeGranularity`). */
+  private reportedUptimeSeconds(): number {
+    const nowUs = this.micros();
+    if (this.spec.uptimeGranularity >= 1000) {
+      return Math.max(0, Math.floor(nowUs / 1e6) - Math.floor(this.bootWallUs / 1e6));
+    }
+    return Math.max(0, Math.floor((nowUs - this.bootWallUs) / 1e6));
+  }
+
+  private nextRunId(): string {
+    this.boots++;
+    return `${this.spec.name.replace(/\W/g, '')}boot${this.boots}`;
+  }
+
+  private wallUsAt(time: number): number {
+    return Math.floor(this.clockOffsetUs + this.spec.clockRate * time * 1000);
   }
 
   private micros(): number {
-    return Math.floor(this.clockOffsetUs + this.spec.clockRate * this.context.scheduler.now * 1000);
+    return this.wallUsAt(this.context.scheduler.now);
   }
 }

@@ -37,7 +37,14 @@ export class World implements SimContext {
   readonly scheduler = new Scheduler();
   readonly rng: Prng;
   readonly config: WorldConfig;
-  readonly counters: SimCounters = { messages: 0, lostRequests: 0, lostReplies: 0, faults: 0 };
+  readonly counters: SimCounters = {
+    messages: 0,
+    lostRequests: 0,
+    lostReplies: 0,
+    faults: 0,
+    refusedUptime: 0,
+    refusedDataAge: 0,
+  };
   readonly lines: string[] = [];
   readonly servers: VirtualServer[];
   private readonly stats = emptyOpStats();
@@ -91,6 +98,7 @@ export class World implements SimContext {
       context: this,
       stats: this.stats,
       checkGrants: !config.unsafeSkipValidityCheck,
+      keepDeadlineOfFailedExtend: config.profile === 'short-extend-old-deadline',
       section: (interval) => this.intervals.push(interval),
       anomaly: (message) => this.anomalies.push(message),
     };

@@ -1,0 +1,602 @@
+/**
+ * Differential test: the simulation's model of the scripts (`test/sim/server.ts`) against the real Lua
+ * (`lib/redis/scripts.ts`, the code that ships) on a real redis-server. One seeded random sequence of
+ * operations — acquire with and without fencing and with the restart guard in both modes, fence, extend,
+ * release, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
+ * against both; every reply is compared (normalised as the node adapter does: `acquireReplyOf`, booleans,
+ * counts) and, at checkpoints, every key's value and ttl. The simulation's verdicts are only as good as this
+ * model, so the model must answer what Redis answers.
+ *
+ * Time: the model runs on the server's own clock (`TIME`, read just before each call). A reply that depends on
+ * time (a token drawn from the clock, a data age, a holder's ttl) is compared within the few ms between that
+ * reading and the script; an operation is delayed when the model says its outcome would flip within that
+ * margin (a key about to expire, a data age about to reach the window, a whole second of uptime about to
+ * tick), so every comparison is decidable. SIM_DIFF_OPS / SIM_DIFF_SEED change the length and the seed.
+ */
+import { Redis } from 'ioredis';
+import type { AcquireReply, AcquireRequest } from '../../lib/core';
+import { acquireReplyOf, flagReplyOf, releaseReplyOf } from '../../lib/redis/replies';
+import {
+  ACQUIRE_SCRIPT,
+  EXTEND_SCRIPT,
+  FENCE_SCRIPT,
+  LuaScript,
+  RELEASE_SCRIPT,
+  ScriptCall,
+  acquireCall,
+  extendCall,
+  fenceCall,
+  releaseCall,
+} from '../../lib/redis/scripts';
+import { RedisNodes, startRedisNodes } from '../support';
+import { Prng } from './prng';
+import { GuardArgs, ServerSpec, VirtualServer } from './server';
+
+const OPS = Number(process.env.SIM_DIFF_OPS ?? 2500);
+const SEED = Number(process.env.SIM_DIFF_SEED ?? (Date.now() ^ (process.pid << 16)) >>> 0);
+const CHECKPOINT_EVERY = 40;
+/** How far apart (ms) the model's clock and the script's may be: a decision closer than this to flipping waits. */
+const MARGIN = 15;
+/** Redis caches its seconds clock (refreshed at least every 100 ms): uptime decisions keep clear of a tick. */
+const SECOND_TICK_MARGIN = 130;
+/** Tolerance (ms) for values taken from the clock: time between our TIME and the script's, and PTTL rounding. */
+const TIME_TOLERANCE = 40;
+
+const RESOURCES = ['a', 'b', 'c'];
+const OWNERS = ['o1', 'o2', 'o3'];
+const GUARD_KEY = 'G';
+const SINCE_KEY = 'G:since';
+const lockKey = (resource: string) => `L:{${resource}}`;
+const fenceKey = (resource: string) => `F:{${resource}}`;
+
+/** Returns every key with its value and PTTL at one instant (a script runs atomically), and the server time. */
+const DUMP = `
+local out = {}
+for _, key in ipairs(redis.call('KEYS', '*')) do
+  out[#out + 1] = key
+  out[#out + 1] = redis.call('GET', key)
+  out[#out + 1] = redis.call('PTTL', key)
+end
+return out
+`;
+
+/** A model server driven directly, on an explicit clock (the real server's, in ms). */
+class ModelDriver {
+  readonly env = { scheduler: { now: 0 }, rng: { next: () => 0.5 } };
+  readonly server: VirtualServer;
+
+  constructor(create: (env: ModelDriver['env'], spec: ServerSpec) => VirtualServer) {
+    const spec: ServerSpec = {
+      name: 'model',
+      clockOffsetUs: 0,
+      clockRate: 1,
+      bootTime: 0,
+      uptimeGranularity: 1000,
+      infoReadable: true,
+      clockStepBackUs: 0,
+      persistenceLag: undefined,
+    };
+    this.server = create(this.env, spec);
+  }
+
+  set now(ms: number) {
+    this.env.scheduler.now = ms;
+  }
+}
+
+interface Stats {
+  ops: number;
+  compared: Record<string, number>;
+  delayed: number;
+  checkpoints: number;
+  keysCompared: number;
+  outcomes: Record<string, number>;
+  restarts: number;
+  /** Disagreements on calls slower than the margin, where the model was reset to the server's data. */
+  resynced: number;
+  slowestCallMs: number;
+}
+
+/** One comparison that failed: what was sent, what each side answered. */
+class Disagreement extends Error {}
+
+type Op =
+  | { kind: 'acquire'; request: AcquireRequest; guard: GuardArgs }
+  | { kind: 'fence'; keys: string[]; fenceKeys: string[]; owner: string; token: number }
+  | { kind: 'extend'; keys: string[]; owner: string; ttl: number }
+  | { kind: 'release'; keys: string[]; owner: string }
+  | { kind: 'sleep'; ms: number }
+  | { kind: 'flushall' }
+  | { kind: 'write'; key: string; value: string; ttl?: number }
+  | { kind: 'restart' };
+
+/** Drives one real node and one model with the same random operations; throws at the first disagreement. */
+class Differential {
+  private client!: Redis;
+  private runId = '';
+  private readonly model: ModelDriver;
+  private readonly rng: Prng;
+  private lastToken = 0;
+  readonly stats: Stats = {
+    ops: 0,
+    compared: {},
+    delayed: 0,
+    checkpoints: 0,
+    keysCompared: 0,
+    outcomes: {},
+    restarts: 0,
+    resynced: 0,
+    slowestCallMs: 0,
+  };
+  /** Per key: how much later than the model's write the real one may have happened (the call's duration). */
+  private readonly slack = new Map<string, number>();
+
+  constructor(
+    private readonly nodes: RedisNodes,
+    seed: number,
+    create: (env: ModelDriver['env'], spec: ServerSpec) => VirtualServer = (env, spec) =>
+      new VirtualServer(env, spec),
+  ) {
+    this.rng = new Prng(seed);
+    this.model = new ModelDriver(create);
+  }
+
+  async start(): Promise<void> {
+    this.client = this.nodes.nodes[0].redis();
+    await this.client.flushall();
+    await this.syncBoot();
+  }
+
+  async stop(): Promise<void> {
+    await this.client.quit().catch(() => undefined);
+  }
+
+  /** Tells the model when the real server started (INFO's seconds) and its run_id, as a restart does. */
+  private async syncBoot(): Promise<void> {
+    const info = await this.client.info('server');
+    const field = (name: string) => (new RegExp(`${name}:(\\w+)`).exec(info) as RegExpExecArray)[1];
+    this.runId = field('run_id');
+    const startSecond =
+      Math.floor(Number(field('server_time_usec')) / 1e6) - Number(field('uptime_in_seconds'));
+    this.model.now = await this.time();
+    this.model.server.crash();
+    this.model.server.restart(startSecond * 1e6 + 500_000);
+    this.model.server.runId = this.runId;
+  }
+
+  /** The real server's clock, in ms. */
+  private async time(): Promise<number> {
+    const [seconds, micros] = (await this.client.time()) as [string | number, string | number];
+    return Number(seconds) * 1000 + Number(micros) / 1000;
+  }
+
+  async run(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const op = this.randomOp(i, count);
+      await this.apply(op, i);
+      if (i % CHECKPOINT_EVERY === CHECKPOINT_EVERY - 1) await this.checkpoint(i);
+    }
+    await this.checkpoint(count);
+  }
+
+  private randomOp(index: number, count: number): Op {
+    const rng = this.rng;
+    if (index === Math.floor(count / 2)) return { kind: 'restart' };
+    const roll = rng.next();
+    const resources = rng.chance(0.3) ? RESOURCES.filter(() => rng.chance(0.6)) : [rng.pick(RESOURCES)];
+    if (resources.length === 0) resources.push('a');
+    const keys = resources.map(lockKey);
+    const owner = rng.pick(OWNERS);
+    const ttl = rng.chance(0.5) ? rng.int(5, 80) : rng.int(80, 2000);
+    if (roll < 0.4) {
+      const fencing = rng.chance(0.7);
+      const guarded = rng.chance(0.45);
+      const portable = rng.chance(0.5);
+      const request: AcquireRequest = {
+        keys,
+        fenceKeys: fencing ? resources.map(fenceKey) : [],
+        owner,
+        ttl,
+        guardWindow: guarded ? this.randomWindow(portable) : 0,
+        guardKey: GUARD_KEY,
+      };
+      const runId = portable ? '' : rng.pick([this.runId, this.runId, this.runId, '', 'ffffffffffffffff']);
+      return { kind: 'acquire', request, guard: { runId, noInfo: portable } };
+    }
+    if (roll < 0.5) {
+      // A token near the largest seen (some below the counters, some above), or far beyond the clock.
+      const token = rng.chance(0.2)
+        ? Math.floor(this.model.env.scheduler.now * 1000) + rng.int(1e6, 1e9)
+        : Math.max(1, this.lastToken + rng.int(-3, 3));
+      return { kind: 'fence', keys, fenceKeys: resources.map(fenceKey), owner, token };
+    }
+    if (roll < 0.65) return { kind: 'extend', keys, owner, ttl };
+    if (roll < 0.8) return { kind: 'release', keys, owner };
+    if (roll < 0.93) return { kind: 'sleep', ms: rng.int(1, 60) };
+    if (roll < 0.945) return { kind: 'flushall' };
+    // Data written by something else: a restored or stale marker, another program's value at a lock key.
+    const now = this.model.env.scheduler.now;
+    const planted = rng.pick([
+      { key: SINCE_KEY, value: String(Math.floor(now - rng.int(0, 6000))) },
+      { key: SINCE_KEY, value: String(Math.floor(now + rng.int(0, 500))) },
+      { key: GUARD_KEY, value: this.runId },
+      { key: GUARD_KEY, value: 'stale0run0id' },
+      {
+        key: lockKey(rng.pick(RESOURCES)),
+        value: 'other',
+        ttl: rng.chance(0.5) ? undefined : rng.int(5, 200),
+      },
+      { key: fenceKey(rng.pick(RESOURCES)), value: String(this.lastToken + rng.int(0, 5)) },
+    ]);
+    return { kind: 'write', ...planted };
+  }
+
+  /** Guard windows around where the decision flips: the current uptime or data age, and some far off. */
+  private randomWindow(portable: boolean): number {
+    const rng = this.rng;
+    if (rng.chance(0.2)) return rng.int(1, 20_000);
+    const server = this.model.server;
+    const now = this.model.env.scheduler.now;
+    if (portable) {
+      const since = Number(server.peek(SINCE_KEY) ?? now);
+      return Math.max(1, Math.round(now - since) + rng.int(-300, 300));
+    }
+    const uptime = server.uptimeForTest();
+    return Math.max(1, uptime + rng.pick([-1000, 0, 1, 1000, 2000]) + rng.int(-50, 50));
+  }
+
+  /** Waits until the model's decision for `op` cannot flip within the margins; returns the clock. */
+  private async settle(op: Op): Promise<number> {
+    for (;;) {
+      const now = await this.time();
+      this.model.now = now;
+      const wait = this.criticalWait(op, now);
+      if (wait <= 0) return now;
+      this.stats.delayed++;
+      await sleep(wait);
+    }
+  }
+
+  /** ms to wait before `op` is decidable at `now` (0: go). */
+  private criticalWait(op: Op, now: number): number {
+    const server = this.model.server;
+    /** Instants at which the outcome flips, each with how much later it may come on the real server. */
+    const instants: [number, number][] = [];
+    const expiry = (key: string) => {
+      const expireAt = server.expireAtForTest(key);
+      if (expireAt !== undefined && expireAt !== Infinity) instants.push([expireAt, this.slackOf(key)]);
+    };
+    for (const key of this.keysOf(op)) expiry(key);
+    if (op.kind === 'acquire' && op.request.guardWindow > 0) {
+      const since = Number(server.peek(SINCE_KEY) ?? NaN);
+      if (Number.isFinite(since)) instants.push([since + op.request.guardWindow, this.slackOf(SINCE_KEY)]);
+      if (!op.guard.noInfo) {
+        // A whole second of uptime ticking over: the reply carries the uptime, so keep clear of every tick.
+        const tick = Math.ceil(now / 1000) * 1000;
+        if (tick - now < MARGIN) return tick - now + SECOND_TICK_MARGIN;
+        if (now - (tick - 1000) < SECOND_TICK_MARGIN) return tick - 1000 + SECOND_TICK_MARGIN - now + 1;
+      }
+    }
+    let wait = 0;
+    for (const [instant, slack] of instants) {
+      const end = instant + slack + MARGIN;
+      if (instant - MARGIN < now && now < end) wait = Math.max(wait, end - now + 1);
+    }
+    return wait;
+  }
+
+  /** The keys `op` reads or writes (an acquire with the guard: the markers too). */
+  private keysOf(op: Op): string[] {
+    switch (op.kind) {
+      case 'acquire':
+        return [
+          ...op.request.keys,
+          ...op.request.fenceKeys,
+          ...(op.request.guardWindow > 0 ? [GUARD_KEY, SINCE_KEY] : []),
+        ];
+      case 'fence':
+        return [...op.keys, ...op.fenceKeys];
+      case 'extend':
+      case 'release':
+        return op.keys;
+      case 'write':
+        return [op.key];
+      default:
+        return [];
+    }
+  }
+
+  /** How much later than the model's write the real server may have written `key` (ms). */
+  private slackOf(key: string): number {
+    return this.slack.get(key) ?? 0;
+  }
+
+  /** Makes the model hold exactly what the server holds (after a comparison a slow call left undecidable). */
+  private async resync(): Promise<void> {
+    this.model.now = await this.time();
+    const real = await this.dumpReal();
+    this.model.server.flushAll();
+    for (const [key, { value, pttl }] of real)
+      this.model.server.write(key, value, pttl < 0 ? undefined : pttl);
+    this.stats.resynced++;
+  }
+
+  private async dumpReal(): Promise<Map<string, { value: string; pttl: number }>> {
+    const flat = (await this.client.eval(DUMP, 0)) as (string | number)[];
+    const real = new Map<string, { value: string; pttl: number }>();
+    for (let i = 0; i < flat.length; i += 3) {
+      real.set(String(flat[i]), { value: String(flat[i + 1]), pttl: Number(flat[i + 2]) });
+    }
+    return real;
+  }
+
+  private async apply(op: Op, index: number): Promise<void> {
+    if (process.env.SIM_DIFF_TRACE) console.log(index, JSON.stringify(op), this.model.env.scheduler.now);
+    this.stats.ops++;
+    this.count(this.stats.compared, op.kind);
+    const server = this.model.server;
+    switch (op.kind) {
+      case 'sleep':
+        await sleep(op.ms);
+        return;
+      case 'flushall':
+        await this.client.flushall();
+        server.flushAll();
+        this.slack.clear();
+        return;
+      case 'restart': {
+        await this.client.quit();
+        await this.nodes.nodes[0].restartEmpty();
+        this.client = this.nodes.nodes[0].redis();
+        this.model.now = await this.time();
+        await this.syncBoot();
+        this.slack.clear();
+        this.stats.restarts++;
+        return;
+      }
+      case 'write': {
+        const now = await this.settle(op);
+        if (op.ttl === undefined) await this.client.set(op.key, op.value);
+        else await this.client.set(op.key, op.value, 'PX', op.ttl);
+        this.model.now = now;
+        server.write(op.key, op.value, op.ttl);
+        this.slack.set(op.key, (await this.time()) - now);
+        return;
+      }
+      default:
+        break;
+    }
+    const now = await this.settle(op);
+    let real: unknown;
+    let model: unknown;
+    if (op.kind === 'acquire') {
+      const raw = await this.eval(ACQUIRE_SCRIPT, acquireCall(op.request, op.guard.runId, op.guard.noInfo));
+      real = acquireReplyOf('redis', raw, op.request.fenceKeys.length > 0);
+      const reply = real as AcquireReply;
+      // The script drew max(counter + 1, its TIME in µs) for each fence counter: a counter that is not the old
+      // one + 1 tells the script's own clock, so the model runs at that instant and holds exactly the same
+      // counters (when every counter is old + 1, the clock did not matter).
+      if (reply.outcome === 'acquired' && op.request.fenceKeys.length > 0) {
+        const counters = (await this.client.mget(...op.request.fenceKeys)).map(Number);
+        op.request.fenceKeys.forEach((key, i) => {
+          const before = Number(server.peek(key) ?? 0);
+          if (counters[i] !== before + 1) this.model.now = (counters[i] + 0.5) / 1000;
+        });
+      }
+      model = server.acquire(op.request, op.guard);
+      const mode = op.request.guardWindow === 0 ? 'unguarded' : op.guard.noInfo ? 'data-age' : 'uptime';
+      this.count(
+        this.stats.outcomes,
+        reply.outcome === 'refused' ? `refused:${reply.basis}` : `${reply.outcome}:${mode}`,
+      );
+      if (reply.outcome === 'acquired' && reply.token > 0) this.lastToken = reply.token;
+    } else if (op.kind === 'fence') {
+      real = flagReplyOf(
+        'redis',
+        'fence',
+        await this.eval(FENCE_SCRIPT, fenceCall(op.keys, op.fenceKeys, op.owner, op.token)),
+      );
+      model = server.fence(op.keys, op.fenceKeys, op.owner, op.token);
+    } else if (op.kind === 'extend') {
+      real = flagReplyOf(
+        'redis',
+        'extend',
+        await this.eval(EXTEND_SCRIPT, extendCall(op.keys, op.owner, op.ttl)),
+      );
+      model = server.extend(op.keys, op.owner, op.ttl);
+    } else if (op.kind === 'release') {
+      real = releaseReplyOf(
+        'redis',
+        await this.eval(RELEASE_SCRIPT, releaseCall(op.keys, op.owner)),
+        op.keys.length,
+      );
+      model = server.release(op.keys, op.owner);
+    }
+    const gap = (await this.time()) - now;
+    this.stats.slowestCallMs = Math.max(this.stats.slowestCallMs, Math.round(gap));
+    for (const key of this.keysOf(op)) this.slack.set(key, gap);
+    const problem = this.compareReplies(op, now, real, model);
+    if (problem === undefined) return;
+    const message = `op ${index} (seed ${SEED}) ${JSON.stringify(op)} at ${now.toFixed(3)}: ${problem}`;
+    // The call took longer than the margin: a decision may have flipped in between. Undecidable, not wrong.
+    if (gap > MARGIN) await this.resync();
+    else throw new Disagreement(message);
+  }
+
+  private eval(script: LuaScript, call: ScriptCall): Promise<unknown> {
+    return this.client.eval(script.source, call.keys.length, ...call.keys, ...call.args);
+  }
+
+  /** Undefined when the replies agree, else what each side answered. */
+  private compareReplies(op: Op, now: number, real: unknown, model: unknown): string | undefined {
+    const problem = `redis ${JSON.stringify(real)}, model ${JSON.stringify(model)}`;
+    if (op.kind !== 'acquire') {
+      return real === model ? undefined : problem;
+    }
+    const r = real as AcquireReply;
+    const m = model as AcquireReply;
+    if (r.outcome !== m.outcome) return problem;
+    if (r.outcome === 'acquired' && m.outcome === 'acquired') {
+      // Exact: a token drawn from the clock set the model's clock to the script's instant (see apply()).
+      if (r.token !== m.token) return problem;
+    } else if (r.outcome === 'busy' && m.outcome === 'busy') {
+      if (
+        r.holderTtl < 0 || m.holderTtl < 0
+          ? r.holderTtl !== m.holderTtl
+          : Math.abs(r.holderTtl - m.holderTtl) > TIME_TOLERANCE
+      )
+        return problem;
+    } else if (r.outcome === 'refused' && m.outcome === 'refused') {
+      if (r.basis !== m.basis) return problem;
+      if (r.basis === 'uptime' ? r.uptime !== m.uptime : Math.abs(r.uptime - m.uptime) > TIME_TOLERANCE)
+        return problem;
+    }
+    return undefined;
+  }
+
+  /** Every key, value and ttl on both sides (keys about to expire within the margin left out). */
+  private async checkpoint(index: number): Promise<void> {
+    const now = await this.time();
+    const real = await this.dumpReal();
+    this.model.now = now;
+    const model = this.model.server.dump();
+    const near = (key: string, pttl: number) =>
+      pttl >= 0 && pttl < MARGIN + TIME_TOLERANCE + this.slackOf(key);
+    const problems: string[] = [];
+    for (const key of new Set([...real.keys(), ...model.keys()])) {
+      const r = real.get(key);
+      const m = model.get(key);
+      if (!r || !m) {
+        if (!near(key, (r ?? m)!.pttl))
+          problems.push(`${key}: redis ${JSON.stringify(r)}, model ${JSON.stringify(m)}`);
+        continue;
+      }
+      this.stats.keysCompared++;
+      // Values are exact (fence counters too: the model drew its clock tokens at the script's instant), except
+      // the data-age marker, written from the server's clock in ms a little after the model's reading.
+      const slack = key === SINCE_KEY ? TIME_TOLERANCE : 0;
+      const valueOk =
+        r.value === m.value ||
+        (slack > 0 &&
+          /^\d+$/.test(r.value) &&
+          /^\d+$/.test(m.value) &&
+          Math.abs(Number(r.value) - Number(m.value)) <= slack);
+      const ttlOk =
+        r.pttl < 0 || m.pttl < 0
+          ? r.pttl === m.pttl
+          : Math.abs(r.pttl - m.pttl) <= TIME_TOLERANCE + this.slackOf(key);
+      if (!valueOk || !ttlOk) problems.push(`${key}: redis ${JSON.stringify(r)}, model ${JSON.stringify(m)}`);
+    }
+    this.stats.checkpoints++;
+    if (problems.length > 0)
+      throw new Disagreement(`checkpoint after op ${index} (seed ${SEED}):\n  ${problems.join('\n  ')}`);
+  }
+
+  private count(record: Record<string, number>, key: string): void {
+    record[key] = (record[key] ?? 0) + 1;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => {
+  let nodes: RedisNodes;
+
+  beforeAll(async () => {
+    nodes = await startRedisNodes(1);
+  });
+
+  afterAll(async () => {
+    await nodes?.stop();
+  });
+
+  it(`${OPS} random operations: every reply and every key agree`, async () => {
+    const diff = new Differential(nodes, SEED);
+    await diff.start();
+    try {
+      await diff.run(OPS);
+    } finally {
+      await diff.stop();
+    }
+    const { stats } = diff;
+    console.log(`model-vs-redis (seed ${SEED}): ${JSON.stringify(stats)}`);
+    // Not vacuous: every kind of operation ran, and every acquire outcome (both guard modes) was compared.
+    expect(stats.ops).toBe(OPS);
+    expect(stats.restarts).toBe(1);
+    for (const kind of ['acquire', 'fence', 'extend', 'release', 'sleep', 'flushall', 'write']) {
+      expect(stats.compared[kind]).toBeGreaterThan(0);
+    }
+    for (const outcome of [
+      'acquired:unguarded',
+      'acquired:uptime',
+      'acquired:data-age',
+      'busy:unguarded',
+      'busy:uptime',
+      'busy:data-age',
+      'refused:uptime',
+      'refused:data-age',
+    ]) {
+      expect(stats.outcomes[outcome]).toBeGreaterThan(0);
+    }
+    expect(stats.checkpoints).toBeGreaterThan(OPS / CHECKPOINT_EVERY - 1);
+    expect(stats.keysCompared).toBeGreaterThan(OPS / 10);
+    // Calls too slow to decide (resynced) must stay rare, or the comparison would prove little.
+    expect(stats.resynced).toBeLessThanOrEqual(OPS / 100);
+  }, 120_000);
+
+  /** Runs up to `count` operations against a mutated model; resolves the first disagreement (or undefined). */
+  async function firstDisagreement(
+    seed: number,
+    create: (env: ModelDriver['env'], spec: ServerSpec) => VirtualServer,
+    count = 1000,
+  ): Promise<unknown> {
+    const diff = new Differential(nodes, seed, create);
+    await diff.start();
+    try {
+      await diff.run(count);
+    } catch (error) {
+      console.log(
+        `negative control caught after ${diff.stats.ops} operations: ${String(error).slice(0, 400)}`,
+      );
+      return error;
+    } finally {
+      await diff.stop();
+    }
+    return undefined;
+  }
+
+  describe('negative controls: a mutated model is caught', () => {
+    it('extend without the owner check', async () => {
+      class NoOwnerCheck extends VirtualServer {
+        override extend(keys: readonly string[], _owner: string, ttl: number): boolean {
+          if (keys.some((key) => this.peek(key) === undefined)) return false;
+          for (const key of keys) this.write(key, this.peek(key) as string, ttl);
+          return true;
+        }
+      }
+      const caught = await firstDisagreement(SEED ^ 0x5eed, (env, spec) => new NoOwnerCheck(env, spec));
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/"kind":"extend"|checkpoint/);
+    }, 60_000);
+
+    it("precise guard: INFO's uptime taken as is (no second off, over-reported)", async () => {
+      const caught = await firstDisagreement(
+        SEED ^ 0x0b00,
+        (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'uptime-over-reported' }),
+      );
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/"refused","uptime"|"outcome":"refused"/);
+    }, 60_000);
+
+    it("portable guard: a lost marker's age counted from 90 % of a window earlier", async () => {
+      const caught = await firstDisagreement(
+        SEED ^ 0xa6e0,
+        (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'data-age-head-start' }),
+      );
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/data-age|G:since/);
+    }, 60_000);
+  });
+});
