@@ -218,7 +218,10 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
     expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     expect(manifest.scripts.prepack).toBe('npm run build');
-    expect(manifest.peerDependenciesMeta).toEqual({ '@nestjs/schedule': { optional: true } });
+    expect(manifest.peerDependenciesMeta).toEqual({
+      '@nestjs/schedule': { optional: true },
+      '@opentelemetry/api': { optional: true },
+    });
     expect(manifest.dependencies).toBeUndefined();
   });
 
