@@ -4,6 +4,7 @@ import { validateDuration } from './durations';
 import { InvalidArgumentError, LockLostError, QuorumUnavailableError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
+import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
 import { keepAlive } from './keep-alive';
@@ -299,9 +300,10 @@ export class Redlock implements LockOwner {
    * (nothing or too little to keep, the lock is no longer valid, or the nodes did not take the new ttl).
    */
   private async keptAfterWork(lock: Lock, keepFor: (() => number) | undefined): Promise<boolean> {
-    const ms = keepFor ? Math.floor(keepFor()) : 0;
-    if (!(ms >= MIN_KEEP) || lock.isExpired) return false;
     try {
+      // A monthly cron's next tick is past the longest ttl: kept for that long (~24.8 days) instead.
+      const ms = keepFor ? Math.min(Math.floor(keepFor()), MAX_DURATION) : 0;
+      if (!(ms >= MIN_KEEP) || lock.isExpired) return false;
       await this.extend(lock, ms);
       return true;
     } catch {

@@ -26,9 +26,12 @@ export class HeldLocks {
     if (this.emptied && this.live().length === 0) this.emptied();
   }
 
-  /** The tracked locks that are still valid and not released. */
+  /**
+   * The tracked locks shutdown waits for: those still valid, and those being released (a lock leaves the set
+   * only once its release answered). Unreleased locks whose validity ran out guard nothing any more.
+   */
   live(): Lock[] {
-    return [...this.locks].filter((lock) => !lock.isExpired);
+    return [...this.locks].filter(isLive);
   }
 
   /** Resolves once no valid, unreleased lock is tracked (at once when there is none). */
@@ -39,6 +42,10 @@ export class HeldLocks {
   }
 
   private sweep(): void {
-    for (const held of this.locks) if (held.isExpired) this.locks.delete(held);
+    for (const held of this.locks) if (!isLive(held)) this.locks.delete(held);
   }
+}
+
+function isLive(lock: Lock): boolean {
+  return lock.isReleased || lock.remainingTime > 0;
 }

@@ -71,7 +71,13 @@ export class LockedSections {
     const settings = this.redlock.settingsFor(options, USING_OPTION_KEYS);
     let lock: Lock;
     try {
-      lock = (await this.redlock.lockResources(missing, settings, true, scheduled !== undefined)) as Lock;
+      // A tick held by another instance is being run there: only split votes are retried.
+      lock = (await this.redlock.lockResources(
+        missing,
+        settings,
+        true,
+        scheduled?.oncePerTick === true,
+      )) as Lock;
     } catch (error) {
       if (onBusy === 'skip' && error instanceof LockBusyError) {
         this.log?.debug(messages.skipped(where, missing));
@@ -83,9 +89,12 @@ export class LockedSections {
       }
       throw error;
     }
+    // Kept until the next tick only when the body ran: a tick refused at shutdown is let go at once.
+    let started = false;
     const keepFor =
       scheduled?.oncePerTick === true
         ? () => {
+            if (!started) return 0;
             const now = Date.now();
             return scheduled.schedule.holdUntil(scheduled.firedAt, now) - now;
           }
@@ -97,6 +106,7 @@ export class LockedSections {
         settings,
         () => {
           this.refuseWhenClosed(missing); // acquired while shutdown began: let go at once
+          started = true;
           return runInChain(this, lock, () => work(lock));
         },
         keepFor,

@@ -11,6 +11,10 @@ const SUBSCRIBE_TIMEOUT = 250;
  * so the listener map never outgrows the current waiters. When the subscriber connection drops, every
  * waiter is woken so it retries on its own timer instead of waiting for a message that cannot come.
  */
+interface ClusterLike {
+  options: { redisOptions?: object };
+}
+
 export class ReleaseChannels {
   private subscriber: Redis | undefined;
   private readonly listeners = new Map<string, Set<ReleaseListener>>();
@@ -82,7 +86,8 @@ export class ReleaseChannels {
       ? ((this.client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
           enableOfflineQueue: true,
           lazyConnect: false,
-          redisOptions: options,
+          // Merged into the cluster's own redisOptions: its password, username and tls stay.
+          redisOptions: { ...(this.client as unknown as ClusterLike).options.redisOptions, ...options },
         }) as Redis)
       : this.client.duplicate(options);
     subscriber.on('error', () => undefined);

@@ -65,7 +65,21 @@ if window > 0 then
   local marks = n * (ARGV[5] == '1' and 2 or 1)
   local boot, since = KEYS[marks + 1], KEYS[marks + 2]
   local portable = ARGV[7] == '1'
-  if portable or ARGV[6] == '' or redis.call('GET', boot) ~= ARGV[6] then
+  -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
+  -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
+  local known = false
+  if not portable and ARGV[6] ~= '' then
+    local id, started = string.match(redis.call('GET', boot) or '', '^(%w+):(%d+)$')
+    if id == ARGV[6] then
+      local t = redis.call('TIME')
+      local up = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(started)
+      if up < window then
+        return {2, math.max(0, up)}
+      end
+      known = true
+    end
+  end
+  if not known then
     local info = nil
     if not portable then
       info = redis.pcall('INFO', 'server')
@@ -83,7 +97,7 @@ if window > 0 then
       if uptime < window then
         return {2, uptime}
       end
-      redis.call('SET', boot, string.match(info, 'run_id:(%w+)'))
+      redis.call('SET', boot, string.match(info, 'run_id:(%w+)') .. ':' .. string.format('%.0f', now - uptime))
       if not first then
         redis.call('SET', since, string.format('%.0f', now - uptime))
       end

@@ -80,7 +80,7 @@ describe('restart guard (5 real nodes)', () => {
     const admin = nodes.nodes[3].redis();
     const oldMarker = await admin.get('redlock:!boot');
     admin.disconnect();
-    expect(oldMarker).toMatch(/^[0-9a-f]{40}$/);
+    expect(oldMarker).toMatch(/^[0-9a-f]{40}:\d+$/);
 
     await nodes.nodes[3].restartEmpty();
     const restored = nodes.nodes[3].redis();
@@ -114,6 +114,25 @@ describe('restart guard (5 real nodes)', () => {
     // The probes' own admin connections add a few INFO calls (ready check, commandstats); 50 acquisitions
     // that each ran INFO would add 50.
     expect((await infoCalls()) - before).toBeLessThanOrEqual(5);
+  });
+
+  it('a call with a larger window than the one that wrote the boot marker is still checked (no INFO)', async () => {
+    await nodes.nodes[0].restartEmpty();
+    const short = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW, retryDelay: 100 });
+    await nodes.nodes[1].pause();
+    await nodes.nodes[2].pause();
+    try {
+      // Past the short window, node 0 takes part (writing its boot marker) ...
+      const lock = await short.acquire('window:short', { wait: WINDOW + 2_000 });
+      await lock.release();
+      // ... but not for a lock whose window (its ttl) is three times longer: the marker keeps the boot time.
+      const long = await short.acquire('window:long', { ttl: 3 * WINDOW, wait: 0 }).catch((e: unknown) => e);
+      expect(long).toBeInstanceOf(QuorumUnavailableError);
+      expect((long as QuorumUnavailableError).votes[0]).toMatchObject({ outcome: 'refused' });
+    } finally {
+      await nodes.nodes[1].resume();
+      await nodes.nodes[2].resume();
+    }
   });
 
   it('after the window the restarted node takes part again', async () => {

@@ -130,3 +130,34 @@ describe('a scheduled tick without a quorum (3 real nodes, 2 paused)', () => {
     expect(logger.messages('error')).toEqual([]);
   });
 });
+
+@Injectable()
+class MonthlyJob {
+  @Cron('0 0 1 * *', { name: 'monthly' }) // the next tick is more than 24.8 days away most of the month
+  @Locked('job:monthly')
+  async bill() {}
+}
+
+describe('a monthly tick (3 real nodes)', () => {
+  let nodes: RedisNodes;
+  beforeAll(async () => {
+    nodes = await startRedisNodes(3);
+  });
+  afterAll(async () => {
+    await closeApps();
+    await nodes?.stop();
+  });
+
+  it('keeps its lock after the body (at most the longest ttl), so a late instance skips the tick', async () => {
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [MonthlyJob],
+    });
+    await app.get(MonthlyJob).bill();
+    const admin = nodes.nodes[0].redis();
+    const pttl = await admin.pttl('redlock:{job:monthly}');
+    await admin.quit();
+    expect(pttl).toBeGreaterThan(60_000);
+    expect(pttl).toBeLessThanOrEqual(2_147_483_647);
+  });
+});

@@ -46,6 +46,13 @@ const RESOURCES = ['a', 'b', 'c'];
 const OWNERS = ['o1', 'o2', 'o3'];
 const GUARD_KEY = 'G';
 const SINCE_KEY = 'G:since';
+const BOOT_KEY = 'G';
+
+/** `run_id:ms` → [run_id, ms]; a plain number → ['', number]. */
+function splitMarker(value: string): [string, string] {
+  const at = value.lastIndexOf(':');
+  return at === -1 ? ['', value] : [value.slice(0, at), value.slice(at + 1)];
+}
 const lockKey = (resource: string) => `L:{${resource}}`;
 const fenceKey = (resource: string) => `F:{${resource}}`;
 
@@ -448,7 +455,9 @@ class Differential {
         return problem;
     } else if (r.outcome === 'refused' && m.outcome === 'refused') {
       if (r.basis !== m.basis) return problem;
-      if (r.basis === 'uptime' ? r.uptime !== m.uptime : Math.abs(r.uptime - m.uptime) > TIME_TOLERANCE)
+      // INFO's uptime is whole seconds, exact; the boot marker's fast path and the data age are ms of clock.
+      const wholeSeconds = r.basis === 'uptime' && r.uptime % 1000 === 0 && m.uptime % 1000 === 0;
+      if (wholeSeconds ? r.uptime !== m.uptime : Math.abs(r.uptime - m.uptime) > TIME_TOLERANCE)
         return problem;
     }
     return undefined;
@@ -474,13 +483,17 @@ class Differential {
       this.stats.keysCompared++;
       // Values are exact (fence counters too: the model drew its clock tokens at the script's instant), except
       // the data-age marker, written from the server's clock in ms a little after the model's reading.
-      const slack = key === SINCE_KEY ? TIME_TOLERANCE : 0;
+      // The boot marker carries the boot time in ms (run_id:ms) the same way.
+      const slack = key === SINCE_KEY || key === BOOT_KEY ? TIME_TOLERANCE : 0;
+      const [rId, rMs] = splitMarker(r.value);
+      const [mId, mMs] = splitMarker(m.value);
       const valueOk =
         r.value === m.value ||
         (slack > 0 &&
-          /^\d+$/.test(r.value) &&
-          /^\d+$/.test(m.value) &&
-          Math.abs(Number(r.value) - Number(m.value)) <= slack);
+          rId === mId &&
+          /^\d+$/.test(rMs) &&
+          /^\d+$/.test(mMs) &&
+          Math.abs(Number(rMs) - Number(mMs)) <= slack);
       const ttlOk =
         r.pttl < 0 || m.pttl < 0
           ? r.pttl === m.pttl

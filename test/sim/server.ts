@@ -235,10 +235,17 @@ export class VirtualServer {
   private guard(request: AcquireRequest, args: GuardArgs): AcquireReply | undefined {
     const boot = request.guardKey;
     const since = `${request.guardKey}:since`;
-    if (!args.noInfo && args.runId !== '' && this.get(boot)?.value === args.runId) return undefined;
+    const now = Math.floor(this.micros() / 1000);
+    if (!args.noInfo && args.runId !== '') {
+      const marker = /^(\w+):(\d+)$/.exec(String(this.get(boot)?.value ?? ''));
+      if (marker && marker[1] === args.runId) {
+        const up = now - Number(marker[2]);
+        if (up < request.guardWindow) return { outcome: 'refused', uptime: Math.max(0, up), basis: 'uptime' };
+        return undefined;
+      }
+    }
     // INFO from inside the script: readable only in precise mode, and only asked when the client did not say no.
     const info = !args.noInfo && this.spec.infoReadable;
-    const now = Math.floor(this.micros() / 1000);
     let first = luaNumber(this.get(since)?.value);
     if (info) {
       const reported = this.reportedUptimeSeconds();
@@ -247,7 +254,7 @@ export class VirtualServer {
           ? reported * 1000
           : Math.max(0, reported - 1) * 1000;
       if (uptime < request.guardWindow) return { outcome: 'refused', uptime, basis: 'uptime' };
-      this.write(boot, this.runId);
+      this.write(boot, `${this.runId}:${formatInteger(now - uptime)}`);
       if (first === undefined) this.write(since, formatInteger(now - uptime));
       return undefined;
     }
