@@ -36,6 +36,8 @@ export interface ScaleProfile {
     readonly iterations: number;
   };
   readonly decorator: { readonly warmup: number; readonly iterations: number };
+  /** Scenario 8: counts of locks held at once (BENCH_HELD_COUNTS overrides), their ttl and the hold. */
+  readonly heldScale: { readonly counts: readonly number[]; readonly ttl: number; readonly holdMs: number };
   readonly memory: {
     readonly warmup: number;
     /** Cycles for nestjs-redlock (the target is about it). */
@@ -61,6 +63,7 @@ const FULL: ScaleProfile = {
   slowNode: { latencyMs: 50, warmup: 20, iterations: 400, maxBlockMs: 4_000 },
   scale: { nodeCounts: [1, 3, 5, 7, 9], latencyMs: 1, warmup: 20, iterations: 200 },
   decorator: { warmup: 100, iterations: 3_000 },
+  heldScale: { counts: [1_000, 10_000, 100_000], ttl: 3_000, holdMs: 4_000 },
   memory: {
     warmup: 2_000,
     cycles: 100_000,
@@ -83,6 +86,7 @@ const SMOKE: ScaleProfile = {
   slowNode: { latencyMs: 20, warmup: 2, iterations: 10, maxBlockMs: 2_000 },
   scale: { nodeCounts: [1, 3], latencyMs: 1, warmup: 2, iterations: 10 },
   decorator: { warmup: 2, iterations: 20 },
+  heldScale: { counts: [20, 50], ttl: 2_000, holdMs: 50 },
   memory: {
     warmup: 20,
     cycles: 300,
