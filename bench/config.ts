@@ -30,10 +30,14 @@ export interface ScaleProfile {
   };
   readonly scale: {
     readonly nodeCounts: readonly number[];
+    /** Latency each TCP proxy adds in each direction, in ms. */
+    readonly latencyMs: number;
     readonly warmup: number;
     readonly iterations: number;
   };
   readonly decorator: { readonly warmup: number; readonly iterations: number };
+  /** Scenario 8: counts of locks held at once (BENCH_HELD_COUNTS overrides), their ttl and the hold. */
+  readonly heldScale: { readonly counts: readonly number[]; readonly ttl: number; readonly holdMs: number };
   readonly memory: {
     readonly warmup: number;
     /** Cycles for nestjs-redlock (the target is about it). */
@@ -57,8 +61,9 @@ const FULL: ScaleProfile = {
   throughput: { workers: 200, warmupMs: 500, durationMs: 5_000 },
   contention: { workers: 20, holdMs: 1, durationMs: 5_000, waitBudgetMs: 10_000 },
   slowNode: { latencyMs: 50, warmup: 20, iterations: 400, maxBlockMs: 4_000 },
-  scale: { nodeCounts: [1, 3, 5, 7, 9], warmup: 50, iterations: 500 },
+  scale: { nodeCounts: [1, 3, 5, 7, 9], latencyMs: 1, warmup: 20, iterations: 200 },
   decorator: { warmup: 100, iterations: 3_000 },
+  heldScale: { counts: [1_000, 10_000, 100_000], ttl: 3_000, holdMs: 4_000 },
   memory: {
     warmup: 2_000,
     cycles: 100_000,
@@ -79,8 +84,9 @@ const SMOKE: ScaleProfile = {
   throughput: { workers: 10, warmupMs: 20, durationMs: 150 },
   contention: { workers: 4, holdMs: 1, durationMs: 150, waitBudgetMs: 10_000 },
   slowNode: { latencyMs: 20, warmup: 2, iterations: 10, maxBlockMs: 2_000 },
-  scale: { nodeCounts: [1, 3], warmup: 2, iterations: 10 },
+  scale: { nodeCounts: [1, 3], latencyMs: 1, warmup: 2, iterations: 10 },
   decorator: { warmup: 2, iterations: 20 },
+  heldScale: { counts: [20, 50], ttl: 2_000, holdMs: 50 },
   memory: {
     warmup: 20,
     cycles: 300,

@@ -1,11 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ACQUIRE_SCRIPT, RELEASE_SCRIPT } from '../../lib/redis/scripts';
+import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { closeClients, connectClients } from './clients';
 import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
 
 /** Owner-checked delete: the least a correct release must do. */
 const RELEASE_SOURCE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 const RELEASE_SHA = createHash('sha1').update(RELEASE_SOURCE).digest('hex');
+
+/**
+ * The acquire script's KEYS and ARGV exactly as nestjs-redlock lays them out (restart guard on, window = ttl,
+ * no fencing), from the same function: a hand-written layout went stale when the guard keys moved to KEYS.
+ */
+function scriptArgs(key: string, value: string, ttl: number, runId: string): (string | number)[] {
+  const call = acquireCall(
+    { keys: [key], fenceKeys: [], owner: value, ttl, guardWindow: ttl, guardKey: 'floor:!boot' },
+    runId,
+    false,
+  );
+  return [call.keys.length, ...call.keys, ...call.args];
+}
 
 interface FloorHandle {
   readonly key: string;
@@ -76,20 +89,7 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
       const acquireOn = (index: number, key: string, value: string, ttl: number): Promise<boolean> =>
         scripts
           ? clients[index]
-              .evalsha(
-                ACQUIRE_SCRIPT.sha,
-                3,
-                key,
-                'floor:!boot',
-                'floor:!boot:since',
-                value,
-                ttl,
-                1,
-                ttl,
-                0,
-                runIds[index],
-                0,
-              )
+              .evalsha(ACQUIRE_SCRIPT.sha, ...(scriptArgs(key, value, ttl, runIds[index]) as [number]))
               .then((reply) => reply === 1)
           : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 

@@ -1,5 +1,6 @@
 import { contention } from './contention';
 import { decorator } from './decorator';
+import { heldScale } from './held-scale';
 import { memory } from './memory';
 import { scale } from './scale';
 import { slowNode } from './slow-node';
@@ -18,4 +19,5 @@ export const SCENARIOS: readonly Scenario[] = [
   scale,
   decorator,
   memory,
+  heldScale,
 ];

@@ -3,7 +3,7 @@ import type { Implementation } from '../adapters';
 import type { ScaleProfile } from '../config';
 
 export type ScenarioId =
-  'uncontended' | 'throughput' | 'contention' | 'slowNode' | 'scale' | 'decorator' | 'memory';
+  'uncontended' | 'throughput' | 'contention' | 'slowNode' | 'scale' | 'decorator' | 'memory' | 'heldScale';
 
 /** One column of a scenario's table. */
 export interface Metric {

@@ -81,7 +81,13 @@ export async function acquireWithRetries(
       if (waiter) waiter.announced = false;
       const attempt = await attemptAcquire(plan, request, claim);
       if (attempt.kind === 'acquired') {
-        return { kind: 'acquired', attempt, attempts, ...wakesOf(waiter) };
+        return {
+          kind: 'acquired',
+          attempt,
+          attempts,
+          wokenByRelease: waiter ? waiter.wokenByRelease : 0,
+          wokenByTimer: waiter ? waiter.wokenByTimer : 0,
+        };
       }
       throwIfAborted(plan, signal, resources, request, claim);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
@@ -152,15 +158,13 @@ export async function attemptAcquire(
   const result = await askNodes(
     plan,
     'acquire',
-    (node) =>
-      callNode(node, 'acquire', () => node.acquire(request)).then((reply) =>
-        checkedAcquireReply(node, reply),
-      ),
+    (node) => node.acquire(request),
     {
       needed: quorum,
       isYes: isAcquired,
       onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
     },
+    checkedAcquireReply,
   );
   if (!result.success) {
     return classify(
@@ -180,11 +184,9 @@ export async function attemptAcquire(
     const writeBack = await askNodes(
       plan,
       'fence',
-      (node) =>
-        callNode(node, 'fence', () =>
-          node.fence(request.keys, request.fenceKeys, request.owner, fenced),
-        ).then((written) => checkedFlag(node, 'fence', written)),
+      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced),
       { needed: quorum, isYes: isTrue },
+      checkedFence,
     );
     if (!writeBack.success) {
       return {
@@ -319,6 +321,10 @@ function isFailure(vote: NodeVote): boolean {
 
 function isAcquired(reply: AcquireReply): boolean {
   return reply.outcome === 'acquired';
+}
+
+function checkedFence(node: LockNode, written: unknown): boolean {
+  return checkedFlag(node, 'fence', written);
 }
 
 function isTrue(value: boolean): boolean {

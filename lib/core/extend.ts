@@ -3,7 +3,8 @@ import { NodeGroup, askNodes, votesOf } from './fan-out';
 import type { Lock } from './lock';
 import * as messages from './messages';
 import { EXTENDED, NOT_OWNER } from './messages';
-import { callNode, checkedFlag } from './node-contract';
+import type { LockNode } from './lock-node';
+import { checkedFlag } from './node-contract';
 import { validUntil } from './validity';
 
 /**
@@ -19,14 +20,9 @@ export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number):
   const result = await askNodes(
     group,
     'extend',
-    (node) =>
-      callNode(node, 'extend', () => node.extend(lock.keys, lock.value, ttl)).then((extended) =>
-        checkedFlag(node, 'extend', extended),
-      ),
-    {
-      needed: quorum,
-      isYes: (extended) => extended,
-    },
+    (node) => node.extend(lock.keys, lock.value, ttl),
+    EXTEND_PLAN[quorum] ?? { needed: quorum, isYes: isTrue },
+    checkedExtend,
   );
   const deadline = validUntil(start, ttl, group.driftFactor);
   // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
@@ -54,3 +50,16 @@ export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number):
     messages.extendUnavailable(quorum, nodes.length, result.yes),
   );
 }
+
+function isTrue(extended: boolean): boolean {
+  return extended;
+}
+
+function checkedExtend(node: LockNode, extended: unknown): boolean {
+  return checkedFlag(node, 'extend', extended);
+}
+
+/** The (stateless) decision of an extend for each quorum size, built once. */
+const EXTEND_PLAN = Array.from({ length: 64 }, (_, quorum) =>
+  Object.freeze({ needed: quorum, isYes: isTrue }),
+);

@@ -3,7 +3,8 @@ import type { NodeVote } from './errors';
 import type { RedlockEvents } from './events';
 import type { LockNode } from './lock-node';
 import type { VoteOutcome } from './messages';
-import { callNode } from './node-contract';
+import { describe } from './messages';
+import { NodeContractError, isThenable } from './node-contract';
 
 /**
  * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
@@ -36,25 +37,21 @@ export interface NodeGroup {
 export type NodeOperation = 'acquire' | 'fence' | 'extend' | 'release';
 
 /** How an operation on a {@link NodeGroup} decides (its clock, timeout and error reporting are the group's). */
-export type OperationPlan<T> = Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError'>;
+export type OperationPlan<T> = Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>;
 
-/** {@link fanOut} over the group's nodes with its timeout; every node error becomes a `node-error` event. */
-export function askNodes<T>(
+/**
+ * {@link fanOut} over the group's nodes with its timeout; every node error becomes a `node-error` event.
+ * `call` may resolve the node's raw reply and `check` turn it into `T` (a throw there is that node's error):
+ * one promise per node instead of a checked promise chained onto the node's.
+ */
+export function askNodes<T, R = T>(
   group: NodeGroup,
   operation: NodeOperation,
-  call: (node: LockNode, index: number) => Promise<T>,
+  call: (node: LockNode, index: number) => Promise<R>,
   plan: OperationPlan<T>,
+  check?: (node: LockNode, reply: R) => T,
 ): Promise<FanOutResult<T>> {
-  const { nodes, events } = group;
-  return fanOut(nodes, call, {
-    ...plan,
-    method: operation,
-    clock: group.clock,
-    timeout: group.nodeTimeout,
-    onError: (index, error) => {
-      if (events.has('node-error')) events.emit('node-error', { node: nodes[index].name, operation, error });
-    },
-  });
+  return collect(group.nodes, call, plan, group.clock, group.nodeTimeout, operation, group, undefined, check);
 }
 
 /** How a fan-out decides. */
@@ -100,27 +97,47 @@ export function fanOut<T>(
   call: (node: LockNode, index: number) => Promise<T>,
   plan: FanOutPlan<T>,
 ): Promise<FanOutResult<T>> {
+  return collect(
+    nodes,
+    call,
+    plan,
+    plan.clock,
+    plan.timeout,
+    plan.method ?? 'call',
+    undefined,
+    plan.onError,
+    undefined,
+  );
+}
+
+/**
+ * The fan-out itself. Node errors go to `group`'s `node-error` event (askNodes) or to `onError` (fanOut):
+ * nothing is built per call for either. `check`, when given, turns each raw reply into the answer's value.
+ */
+function collect<T, R>(
+  nodes: readonly LockNode[],
+  call: (node: LockNode, index: number) => Promise<R>,
+  plan: Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>,
+  clock: Clock,
+  timeout: number,
+  method: string,
+  group: NodeGroup | undefined,
+  onError: ((index: number, error: Error) => void) | undefined,
+  check: ((node: LockNode, reply: R) => T) | undefined,
+): Promise<FanOutResult<T>> {
   return new Promise((resolve) => {
     const total = nodes.length;
     const answers: (Answer<T> | undefined)[] = new Array(total).fill(undefined);
+    const { needed, waitForAll } = plan;
     let yes = 0;
     let no = 0;
     let done = false;
-    let timer: Timer | undefined;
 
     const finish = (success: boolean, unanswered: Answer<T>): void => {
       done = true;
-      timer?.cancel();
+      timer.cancel();
       for (let i = 0; i < total; i++) if (answers[i] === undefined) answers[i] = unanswered;
       resolve({ answers: answers as Answer<T>[], yes, success });
-    };
-    const decide = (): void => {
-      if (done) return;
-      const answered = yes + no;
-      if (plan.waitForAll) {
-        if (answered === total) finish(yes >= plan.needed, PENDING);
-      } else if (yes >= plan.needed) finish(true, PENDING);
-      else if (total - no < plan.needed) finish(false, PENDING);
     };
     const record = (index: number, answer: Answer<T>): void => {
       // Answers from nodes that already timed out, or arrive after the decision, go to onLate.
@@ -131,23 +148,53 @@ export function fanOut<T>(
       answers[index] = answer;
       if (answer.status === 'value' && plan.isYes(answer.value)) yes++;
       else no++;
-      decide();
+      if (waitForAll) {
+        if (yes + no === total) finish(yes >= needed, PENDING);
+      } else if (yes >= needed) finish(true, PENDING);
+      else if (total - no < needed) finish(false, PENDING);
+    };
+    const fail = (index: number, error: unknown): void => {
+      const cause = toError(error);
+      if (group) {
+        if (group.events.has('node-error'))
+          group.events.emit('node-error', {
+            node: nodes[index].name,
+            operation: method as NodeOperation,
+            error: cause,
+          });
+      } else onError?.(index, cause);
+      record(index, { status: 'error', error: cause });
     };
 
-    timer = plan.clock.setTimeout(() => {
-      if (!done) finish(yes >= plan.needed, TIMED_OUT);
-    }, plan.timeout);
+    const timer: Timer = clock.setTimeout(() => {
+      if (!done) finish(yes >= needed, TIMED_OUT);
+    }, timeout);
 
     for (let i = 0; i < total; i++) {
       // A node that throws or returns a non-Promise is that node's error, never the whole fan-out's.
-      const pending = callNode(nodes[i], plan.method ?? 'call', () => call(nodes[i], i));
-      pending.then(
-        (value) => record(i, { status: 'value', value }),
-        (error: unknown) => {
-          const cause = toError(error);
-          plan.onError?.(i, cause);
-          record(i, { status: 'error', error: cause });
+      const node = nodes[i];
+      let pending: unknown;
+      try {
+        pending = call(node, i);
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      if (!isThenable(pending)) {
+        pending = Promise.reject(
+          new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
+        );
+      }
+      (pending as PromiseLike<R>).then(
+        (reply) => {
+          let value: T;
+          try {
+            value = check ? check(node, reply) : (reply as unknown as T);
+          } catch (error) {
+            return fail(i, error);
+          }
+          record(i, { status: 'value', value });
         },
+        (error: unknown) => fail(i, error),
       );
     }
   });

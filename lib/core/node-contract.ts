@@ -33,7 +33,7 @@ export function callNode<T>(node: LockNode, method: string, call: () => Promise<
   return Promise.resolve(pending as PromiseLike<T>);
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     (typeof value === 'object' || typeof value === 'function') &&
     value !== null &&

@@ -7,7 +7,6 @@ import { extendOnQuorum } from './extend';
 import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
-import { keepAlive } from './keep-alive';
 import { LocalQueues } from './local-queue';
 import { Lock, LockOwner, OwnerClaim, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
@@ -28,6 +27,7 @@ import {
   validateTtl,
 } from './options';
 import { releaseOnAll } from './release';
+import { Renewals } from './renewals';
 import { fenceKey, lockKey, normalizeResources } from './resources';
 import { eitherSignal } from './signals';
 
@@ -77,6 +77,8 @@ export class Redlock implements LockOwner {
   private portableNoticed = false;
   /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
   private readonly lifetime = new AbortController();
+  /** Every auto-extended lock of this instance: one renewal timer and one deadline timer for all. */
+  private readonly renewals: Renewals;
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -108,6 +110,15 @@ export class Redlock implements LockOwner {
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
     });
     this.waiting = new LocalQueues(clock);
+    this.renewals = new Renewals(
+      clock,
+      (held) => this.extend(held),
+      (lost, error) => {
+        this.stats.locksLost++;
+        this.options.logger?.warn(messages.workUnprotected(error.message));
+        if (this.events.has('lost')) this.events.emit('lost', { resources: lost.resources, error });
+      },
+    );
     this.defaultSettings = resolveCallOptions(undefined, this.options);
     this.guardKey = `${this.options.keyPrefix}!boot`;
     if (this.nodes.length % 2 === 0) {
@@ -317,16 +328,7 @@ export class Redlock implements LockOwner {
    */
   keepAlive(lock: Lock): () => void {
     this.checkOwnLock(lock, 'keepAlive');
-    return keepAlive(
-      lock,
-      this.plan.clock,
-      (held) => this.extend(held),
-      (lost, error) => {
-        this.stats.locksLost++;
-        this.options.logger?.warn(messages.workUnprotected(error.message));
-        if (this.events.has('lost')) this.events.emit('lost', { resources: lost.resources, error });
-      },
-    );
+    return this.renewals.add(lock);
   }
 
   /**

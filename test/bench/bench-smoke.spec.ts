@@ -49,7 +49,7 @@ describe('bench smoke (BENCH_SCALE=smoke)', () => {
     expect(Object.keys(results.scenarios).sort()).toEqual(SCENARIOS.map((s) => s.id).sort());
   });
 
-  it.each(['uncontended', 'throughput', 'slowNode', 'scale', 'memory'] as const)(
+  it.each(['uncontended', 'throughput', 'slowNode', 'scale', 'memory', 'heldScale'] as const)(
     '%s: ran, with a row of finite figures for every implementation',
     (id) => {
       const scenario = results.scenarios[id]!;
@@ -69,9 +69,17 @@ describe('bench smoke (BENCH_SCALE=smoke)', () => {
     for (const figures of Object.values(scenario.rows)) expect(figures.overlaps).toBe(0);
   });
 
-  it('scale: one p50 per node count (1 and 3 in smoke) plus the growth ratio', () => {
+  it('scale: one p50 per node count (1 and 3 in smoke) plus the growth ratio, and client CPU per count', () => {
     const keys = results.scenarios.scale!.metrics.map((metric) => metric.key);
-    expect(keys).toEqual(['p50n1', 'p50n3', 'growth']);
+    expect(keys).toEqual(['p50n1', 'p50n3', 'growth', 'cpun1', 'cpun3']);
+  });
+
+  it('heldScale: CPU, Redis CPU, heap and RSS per held lock for each count (20 and 50 in smoke)', () => {
+    const keys = results.scenarios.heldScale!.metrics.map((metric) => metric.key);
+    for (const count of [20, 50]) {
+      for (const figure of ['cpuPct', 'cpuUs', 'redisUs', 'heapKB', 'rssKB', 'failures'])
+        expect(keys).toContain(`${figure}${count}`);
+    }
   });
 
   it('decorator: measures the three faces of the library, or says why the Nest layer is missing', () => {

@@ -1,0 +1,141 @@
+import type Redis from 'ioredis';
+import type { BenchLock } from '../adapters';
+import { settledHeap } from '../gc';
+import { waitForNodeAge } from '../node-age';
+import { adminClients, redisCpuSeconds } from '../redis-cpu';
+import { withImplementations } from '../rounds';
+import { forEachConcurrently, now, sleep } from '../timing';
+import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
+
+const TITLE = 'Held locks at scale: cost per held, auto-extended lock';
+const KB = 1024;
+
+/** `count` locks held at once through `holdWhile` for `holdMs`; CPU and memory per held lock. */
+async function holdMany(
+  lock: BenchLock,
+  count: number,
+  ttl: number,
+  holdMs: number,
+  admins: readonly Redis[],
+): Promise<Record<string, number>> {
+  const heap0 = await settledHeap();
+  const rss0 = process.memoryUsage().rss;
+  let releaseAll!: () => void;
+  const gate = new Promise<void>((resolve) => (releaseAll = resolve));
+  const holders: Promise<void>[] = [];
+  let failures = 0;
+  await forEachConcurrently(count, 200, (i) => {
+    return new Promise<void>((entered) => {
+      const holder = lock.holdWhile(`s8:${lock.name}:${count}:${i}`, ttl, () => {
+        entered();
+        return gate;
+      });
+      holders.push(
+        holder.catch(() => {
+          failures++;
+          entered();
+        }),
+      );
+    });
+  });
+  const heap = await settledHeap();
+  const rss = process.memoryUsage().rss;
+  const redis0 = await redisCpuSeconds(admins);
+  const cpu0 = process.cpuUsage();
+  const w0 = now();
+  await sleep(holdMs);
+  const cpu = process.cpuUsage(cpu0);
+  const wall = now() - w0;
+  const redisCpu = (await redisCpuSeconds(admins)) - redis0;
+  releaseAll();
+  await Promise.all(holders);
+  const perLockUs = (us: number) => us / (wall / 1000) / count;
+  return {
+    [`cpuPct${count}`]: ((cpu.user + cpu.system) / 1000 / wall) * 100,
+    [`cpuUs${count}`]: perLockUs(cpu.user + cpu.system),
+    [`redisUs${count}`]: perLockUs(redisCpu * 1e6),
+    [`heapKB${count}`]: (heap - heap0) / KB / count,
+    [`rssKB${count}`]: (rss - rss0) / KB / count,
+    [`failures${count}`]: failures,
+  };
+}
+
+/** Which counts run: BENCH_HELD_COUNTS=1000,10000 overrides the scale's (100,000 is heavy on 2 cores). */
+function countsOf(profile: BenchContext['scale']['heldScale']): readonly number[] {
+  const env = process.env.BENCH_HELD_COUNTS;
+  return env ? env.split(',').map((count) => Number(count.trim())) : profile.counts;
+}
+
+/**
+ * Scenario 8: 1,000 / 10,000 / 100,000 locks held and auto-extended at once, each implementation by its own
+ * policy. Per held lock: client CPU (µs per second held), Redis CPU (all nodes), heap and RSS; flat is good.
+ */
+export const heldScale: Scenario = {
+  id: 'heldScale',
+  number: 8,
+  title: TITLE,
+  async run({ scale, urls, nodes, impls, log }: BenchContext): Promise<ScenarioResult> {
+    const { ttl, holdMs } = scale.heldScale;
+    const counts = countsOf(scale.heldScale);
+    await waitForNodeAge(nodes, Math.max(ttl, scale.ttl), log);
+    const rows: Record<string, Record<string, number>> = {};
+    const admins = adminClients(nodes, urls.length);
+    try {
+      // One implementation and one count at a time: the heap and the CPU are the process's.
+      for (const impl of impls) {
+        rows[impl.name] = {};
+        for (const count of counts) {
+          log(`  8 held locks · ${impl.name} · ${count}`);
+          await nodes.flushAll();
+          Object.assign(
+            rows[impl.name],
+            await withImplementations(
+              [impl],
+              { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
+              ([lock]) => holdMany(lock, count, ttl, holdMs, admins),
+            ),
+          );
+        }
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+    const metrics: Metric[] = counts.flatMap((count): Metric[] => [
+      { key: `cpuPct${count}`, label: `client CPU, ${count} held`, unit: '%', better: 'lower' },
+      { key: `cpuUs${count}`, label: `client CPU per held lock, ${count}`, unit: 'µs/s', better: 'lower' },
+      { key: `redisUs${count}`, label: `Redis CPU per held lock, ${count}`, unit: 'µs/s', better: 'lower' },
+      {
+        key: `heapKB${count}`,
+        label: `heap per held lock, ${count}`,
+        unit: 'KB',
+        better: 'lower',
+        ratio: false,
+      },
+      {
+        key: `rssKB${count}`,
+        label: `RSS per held lock, ${count}`,
+        unit: 'KB',
+        better: 'lower',
+        ratio: false,
+      },
+      { key: `failures${count}`, label: `locks not held, ${count}`, unit: '', better: 'lower' },
+    ]);
+    return {
+      id: 'heldScale',
+      number: 8,
+      title: TITLE,
+      status: 'ok',
+      baseline: 'nestjs-redlock',
+      metrics,
+      rows,
+      notes: [
+        `${urls.length} nodes; ${counts.join(' / ')} distinct resources acquired (200 at a time) with a ${ttl} ms ` +
+          `ttl through each implementation's using() and held ${holdMs} ms after the last was acquired. CPU ` +
+          'per held lock is user+system time over the hold divided by its length and by the count (µs per ' +
+          'second held), for this process and for the Redis nodes together; heap (after a full GC) and RSS ' +
+          'per held lock are deltas from just before acquiring, divided by the count. Implementations whose ' +
+          'auto-extension renews only near the end of the ttl may not renew at all within the hold.',
+      ],
+    };
+  },
+};
