@@ -35,9 +35,13 @@ describe('Sentinel (a primary + replica behind redis-sentinel, plus 2 plain node
     );
     try {
       expect((await redlock.connect(5_000)).every((state) => state.ready)).toBe(true);
-      // Every node voted yes (the one behind the sentinel included).
-      const lock = await redlock.acquire('sentinel:1');
-      expect((await redlock.release(lock)).releasedOn).toBe(3);
+      // Every node took part (the one behind the sentinel included): its key was there to release. A decision
+      // at quorum may not wait for it, so a few rounds are allowed.
+      let first = 0;
+      for (let round = 0; round < 20 && first !== 3; round++) {
+        first = (await redlock.release(await redlock.acquire('sentinel:1'))).releasedOn;
+      }
+      expect(first).toBe(3);
 
       const before = await sentinel.primaryAddress();
       const after = await sentinel.failover();
