@@ -91,7 +91,11 @@ export async function acquireWithRetries(
       }
       throwIfAborted(plan, signal, resources, request, claim);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
-      waiter.failedAttempt(Math.max(MIN_RELEASE_GAP, plan.retryDelay), plan.maxRetryDelay);
+      waiter.failedAttempt(
+        Math.max(MIN_RELEASE_GAP, plan.retryDelay),
+        plan.maxRetryDelay,
+        attempt.kind === 'expired' ? undefined : attempt.holderTtl,
+      );
 
       const elapsed = clock.now() - began;
       const budget = wait - elapsed;

@@ -6,6 +6,9 @@ import { callNode } from './node-contract';
  * The release announcements one acquisition listens to (on every node that offers `watch`), and the sleep
  * between attempts that they cut short. Counts how its sleeps ended, for `Redlock.stats`.
  */
+/** A holder ttl this much above the previous answer's (less the time since) means a new holder, in ms. */
+const NEW_HOLDER_SLACK = 5;
+
 export class ReleaseWaiter {
   /** Set when a release of one of our keys was announced since the flag was last cleared. */
   announced = false;
@@ -17,6 +20,9 @@ export class ReleaseWaiter {
   wokenByTimer = 0;
   /** Announcement-triggered attempts in a row that still failed (a lost race, or announcements that lie). */
   private falseWakes = 0;
+  /** The holder's remaining ttl in the last busy answer, and when it came (to tell a new holder). */
+  private lastHolderTtl: number | undefined;
+  private lastBusyAt = 0;
   /** Until this time (clock ms) an announcement does not cut a sleep short. */
   private quietUntil = 0;
   /** How the last sleep ended. */
@@ -64,10 +70,22 @@ export class ReleaseWaiter {
    * time this repeats, up to `maxGap`: a node announcing releases all the time (or releases that others win)
    * cannot drive attempts faster than that. An attempt no announcement triggered resets the gap.
    */
-  failedAttempt(base: number, maxGap: number): void {
-    const triggered = this.lastWake === 'released' || this.announced;
+  failedAttempt(base: number, maxGap: number, holderTtl?: number): void {
+    const now = this.clock.now();
+    // Only an announcement that woke the sleep before this attempt counts: one that came while the attempt ran
+    // may well be the release it just missed (the retry right after it is what finds the lock free).
+    const triggered = this.lastWake === 'released';
     this.lastWake = undefined;
-    this.falseWakes = triggered ? this.falseWakes + 1 : 0;
+    // The lock changed hands since the last busy answer (its ttl went up, not down): the announcement was real
+    // and another contender won the race — honest contention, not a storm, so no gap.
+    const newHolder =
+      holderTtl !== undefined &&
+      holderTtl >= 0 &&
+      this.lastHolderTtl !== undefined &&
+      holderTtl > this.lastHolderTtl - (now - this.lastBusyAt) + NEW_HOLDER_SLACK;
+    this.lastHolderTtl = holderTtl;
+    this.lastBusyAt = now;
+    this.falseWakes = triggered && !newHolder ? this.falseWakes + 1 : 0;
     const gap = Math.min(Math.max(base, maxGap), base * 2 ** Math.min(this.falseWakes - 1, 20));
     this.quietUntil = this.falseWakes === 0 ? 0 : this.clock.now() + gap;
   }
