@@ -50,8 +50,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * {@link RedlockService.using} for that. Release the lock with {@link RedlockService.release}.
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
-    const list = this.sections.refuseHeldInChain(resources);
-    this.sections.refuseWhenClosed(list);
+    const list = this.sections.acquirable(resources);
     return this.sections.track(await this.redlock.acquire(list, options));
   }
 
@@ -60,8 +59,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * `QuorumUnavailableError` when too few nodes answered. Not reentrant, like {@link RedlockService.acquire}.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const list = this.sections.refuseHeldInChain(resources);
-    this.sections.refuseWhenClosed(list);
+    const list = this.sections.acquirable(resources);
     const lock = await this.redlock.tryAcquire(list, options);
     return lock && this.sections.track(lock);
   }

@@ -118,13 +118,17 @@ export class LockedSections {
     }
   }
 
-  /** Normalises `resources`, refusing those the call chain already holds (acquiring them would wait for itself). */
-  refuseHeldInChain(resources: string | readonly string[]): string[] {
+  /**
+   * Normalises what `acquire()`/`tryAcquire()` asks for, refusing resources the call chain already holds
+   * (acquiring them would wait for itself) and any lock once shutdown began.
+   */
+  acquirable(resources: string | readonly string[]): string[] {
     const list = normalizeResources(resources);
     const { missing } = heldInChain(this, list);
     if (missing.length < list.length) {
       throw new InvalidArgumentError(messages.alreadyHeld(list.filter((r) => !missing.includes(r))));
     }
+    this.refuseWhenClosed(list);
     return list;
   }
 

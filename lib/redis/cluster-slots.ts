@@ -4,6 +4,11 @@
  */
 const SLOTS = 16_384;
 
+/** Whether `client` is an ioredis `Cluster` (duck-typed: a client from another copy of ioredis counts too). */
+export function isClusterClient(client: object): boolean {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
 const TABLE = (() => {
   const table = new Uint16Array(256);
   for (let i = 0; i < 256; i++) {

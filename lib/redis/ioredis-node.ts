@@ -3,7 +3,7 @@ import type { AcquireReply, AcquireRequest, LockNode, ReleaseListener } from '..
 import { CommandBatcher } from './command-batcher';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
-import { slotOf, tagForSlot } from './cluster-slots';
+import { isClusterClient, slotOf, tagForSlot } from './cluster-slots';
 import { ReleaseChannels } from './release-channels';
 import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, releaseReplyOf } from './replies';
 import {
@@ -92,7 +92,7 @@ export class IoredisLockNode implements LockNode {
     private readonly owned = false,
   ) {
     this.name = name ?? describeClient(client);
-    this.cluster = (client as { isCluster?: boolean }).isCluster === true;
+    this.cluster = isClusterClient(client);
     // A Cluster pipeline must stay within one slot: calls go out one by one there.
     this.commands = new CommandBatcher(client, owned && !this.cluster);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
@@ -231,7 +231,7 @@ function isRefusal(error: unknown): boolean {
 /** `host:port` of an ioredis client, for messages and duplicate detection. */
 export function describeClient(client: Redis): string {
   const startup = (client as { startupNodes?: { host?: string; port?: number }[] }).startupNodes;
-  if ((client as { isCluster?: boolean }).isCluster === true && Array.isArray(startup)) {
+  if (isClusterClient(client) && Array.isArray(startup)) {
     return `cluster ${startup.map((n) => `${n.host ?? '127.0.0.1'}:${n.port ?? 6379}`).join(',')}`;
   }
   const options = client.options ?? {};

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../core';
+import { isClusterClient } from './cluster-slots';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
 const SUBSCRIBE_TIMEOUT = 250;
@@ -82,7 +83,7 @@ export class ReleaseChannels {
       maxRetriesPerRequest: null,
     };
     // A Cluster's duplicate() takes its startup nodes first; announcements (PUBLISH) reach every node.
-    const subscriber = (this.client as { isCluster?: boolean }).isCluster
+    const subscriber = isClusterClient(this.client)
       ? ((this.client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
           enableOfflineQueue: true,
           lazyConnect: false,
