@@ -1,6 +1,7 @@
 import { Redlock } from '../../lib';
 import { ACQUIRE_SCRIPT } from '../../lib/redis';
 import { FakeRespNode, RedisNodes, RespValue, startFakeRespNode, startRedisNodes } from '../support';
+import { valuesOnNodes } from './helpers';
 
 describe('a node answering garbage next to 2 honest real nodes', () => {
   let nodes: RedisNodes;
@@ -21,19 +22,6 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
     await fake?.close();
     await nodes?.stop();
   });
-
-  async function fenceCounters(key: string): Promise<(string | null)[]> {
-    return Promise.all(
-      nodes.nodes.map(async (node) => {
-        const admin = node.redis();
-        try {
-          return await admin.get(key);
-        } finally {
-          admin.disconnect();
-        }
-      }),
-    );
-  }
 
   it.each<[string, RespValue]>([
     ['a token "abc"', [1, 'abc']],
@@ -68,7 +56,10 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
         expect(Number.isSafeInteger(token)).toBe(true);
         expect(token).toBeGreaterThan(0);
         // The write-back reached the honest counters with the honest token, nothing the fake node said.
-        expect(await fenceCounters(`redlock:{${resource}}:fence`)).toEqual([String(token), String(token)]);
+        expect(await valuesOnNodes(nodes, `redlock:{${resource}}:fence`)).toEqual([
+          String(token),
+          String(token),
+        ]);
         const acquireErrors = errors.filter((e) => e.operation === 'acquire');
         expect(acquireErrors).toHaveLength(1);
         expect(acquireErrors[0].node).toBe(`127.0.0.1:${fake.port}`);

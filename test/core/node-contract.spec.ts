@@ -1,5 +1,6 @@
 import { AcquireReply, LockNode, Redlock, RedlockError } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
+import { valuesOnNodes } from './helpers';
 
 /** A custom node whose methods misbehave as told; the others answer like an honest free node. */
 function hostileNode(misbehave: Partial<Record<'acquire' | 'release' | 'fence', () => unknown>>): LockNode {
@@ -52,19 +53,6 @@ describe('a custom LockNode that breaks its contract, next to 2 real nodes', () 
     await nodes?.stop();
   });
 
-  async function values(key: string): Promise<(string | null)[]> {
-    return Promise.all(
-      nodes.nodes.map(async (node) => {
-        const admin = node.redis();
-        try {
-          return await admin.get(key);
-        } finally {
-          admin.disconnect();
-        }
-      }),
-    );
-  }
-
   async function withRedlock(
     misbehave: Parameters<typeof hostileNode>[0],
     test: (redlock: Redlock, errors: Error[]) => Promise<void>,
@@ -94,7 +82,7 @@ describe('a custom LockNode that breaks its contract, next to 2 real nodes', () 
         expect(Number.isSafeInteger(lock.fencingToken)).toBe(true);
         expect(lock.fencingToken).toBeGreaterThan(1e15); // an honest token: server time in µs
         await lock.release();
-        expect(await values('redlock:{contract}')).toEqual([null, null]);
+        expect(await valuesOnNodes(nodes, 'redlock:{contract}')).toEqual([null, null]);
         expect(errors.length).toBeGreaterThanOrEqual(1);
         for (const error of errors) expect(error.message).toMatch(/^(hostile:1: LockNode\.\w+\(\) |sync )/);
       });
@@ -109,7 +97,7 @@ describe('a custom LockNode that breaks its contract, next to 2 real nodes', () 
       const error = await redlock.acquire('contract', { wait: 0 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedlockError);
       // Node 0 said yes before the attempt failed: its key is gone, node 1 keeps the other owner's.
-      expect(await values('redlock:{contract}')).toEqual([null, 'another-owner']);
+      expect(await valuesOnNodes(nodes, 'redlock:{contract}')).toEqual([null, 'another-owner']);
     });
   });
 });

@@ -1,17 +1,12 @@
 import { InvalidArgumentError, Redlock } from '../../lib';
 import { fenceKey, lockKey, normalizeResources } from '../../lib/core/resources';
 import { compileLockKey } from '../../lib/locked/lock-key';
+import { Prng } from '../sim/prng';
 
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
+/** A seeded generator (the simulation's), so a failure can be replayed. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Prng(seed);
+  return () => rng.next();
 }
 
 /** CRC16-XMODEM of the bytes, as Redis Cluster computes it. */
