@@ -600,7 +600,8 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
         (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'uptime-over-reported' }),
       );
       expect(caught).toBeInstanceOf(Disagreement);
-      expect(String(caught)).toMatch(/"refused","uptime"|"outcome":"refused"/);
+      // Caught either as a refusal that differs or as the boot marker written a second apart (G's value).
+      expect(String(caught)).toMatch(/"refused","uptime"|"outcome":"refused"|G: redis/);
     }, 60_000);
 
     it("portable guard: a lost marker's age counted from 90 % of a window earlier", async () => {
