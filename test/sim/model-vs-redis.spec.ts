@@ -278,6 +278,11 @@ class Differential {
       const since = Number(server.peek(SINCE_KEY) ?? NaN);
       if (Number.isFinite(since)) instants.push([since + op.request.guardWindow, this.slackOf(SINCE_KEY)]);
       if (!op.guard.noInfo) {
+        // The boot marker's fast path counts ms from the marked start: it flips at start + window, off the ticks.
+        const marker = /^(\w+):(\d+)$/.exec(String(server.peek(BOOT_KEY) ?? ''));
+        if (marker && marker[1] === op.guard.runId) {
+          instants.push([Number(marker[2]) + op.request.guardWindow, this.slackOf(BOOT_KEY)]);
+        }
         // A whole second of uptime ticking over: the reply carries the uptime, so keep clear of every tick.
         const tick = Math.ceil(now / 1000) * 1000;
         if (tick - now < MARGIN) return tick - now + SECOND_TICK_MARGIN;
