@@ -96,7 +96,7 @@ export type { RedlockLogger } from './core';
 /** What one node answered in one attempt; carried by every error. */
 export type { NodeVote } from './core';
 /** What `release()` did on each node. */
-export type { ReleaseResult } from './core';
+export type { ReleaseOutcome, ReleaseResult } from './core';
 /** One Redis node as the algorithm sees it (for custom transports and simulations). */
 export type { LockNode } from './core';
 /** A node's answer to an acquire request, and the request (part of `LockNode`). */

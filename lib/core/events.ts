@@ -12,8 +12,9 @@ export interface RedlockEventMap {
     fencingToken: number | undefined;
   };
   /**
-   * A lock was released; `releasedOn`: how many nodes still held it and deleted it; `heldFor`: ms since it
-   * was granted; `elapsed`: ms the release took.
+   * A lock was released (when `release()` resolved); `releasedOn`: how many nodes had deleted its keys by
+   * then (a quorum, unless it had expired on some nodes); `heldFor`: ms since it was granted; `elapsed`: ms
+   * the release took.
    */
   released: { resources: readonly string[]; releasedOn: number; heldFor: number; elapsed: number };
   /** A lock was extended; `remainingTime`: its new validity in ms; `elapsed`: ms the extension took. */

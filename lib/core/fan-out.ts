@@ -71,6 +71,8 @@ export interface FanOutPlan<T> {
    * undo them.
    */
   onLate?(index: number, answer: Answer<T>): void;
+  /** Receives each answer counted before the outcome was decided, as it arrives (release resolves at quorum). */
+  onAnswer?(index: number, answer: Answer<T>): void;
   /** The LockNode method being called, for contract-violation messages. */
   readonly method?: string;
   /** Receives every node error, also late ones (for events and logs). */
@@ -146,6 +148,7 @@ function collect<T, R>(
         return;
       }
       answers[index] = answer;
+      plan.onAnswer?.(index, answer);
       if (answer.status === 'value' && plan.isYes(answer.value)) yes++;
       else no++;
       if (waitForAll) {

@@ -4,7 +4,7 @@
  */
 export { Redlock } from './redlock';
 export type { RedlockInternals, RedlockStats } from './redlock';
-export type { ReleaseResult } from './lock';
+export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type { LockNode, AcquireReply, AcquireRequest, ReadyState, ReleaseListener } from './lock-node';
 export type { Clock, Timer } from './clock';

@@ -20,12 +20,28 @@ export interface OwnerClaim {
   abandoned: boolean;
 }
 
-/** What `release()` did on each node. Releasing never throws for Redis-side reasons. */
-export interface ReleaseResult {
+/** What a release did on each node. */
+export interface ReleaseOutcome {
   /** How many nodes deleted this lock's keys (0 when it had already expired everywhere). */
   readonly releasedOn: number;
-  /** Per-node answers: `released`, `not-owner` (nothing of ours was there), `error`, `timeout`. */
+  /**
+   * Per-node answers: `released`, `not-owner` (nothing of ours was there), `error`, `timeout`, and `pending`
+   * for a node that had not answered yet when `release()` resolved at quorum.
+   */
   readonly votes: readonly NodeVote[];
+}
+
+/**
+ * What `release()` did. It resolves as soon as a quorum of nodes has deleted the lock's keys (nobody else can
+ * be kept from the lock by them then); without such a quorum, once every node answered or timed out.
+ * Releasing never throws for Redis-side reasons.
+ */
+export interface ReleaseResult extends ReleaseOutcome {
+  /**
+   * Every node's answer: resolves once the last node answered or the node timeout passed (never rejects).
+   * The same figures as the result itself when `release()` had to wait for every node anyway.
+   */
+  readonly settled: Promise<ReleaseOutcome>;
 }
 
 /** Operations a {@link Lock} delegates to the instance that created it. */

@@ -8,7 +8,7 @@ import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
 import { LocalQueues } from './local-queue';
-import { Lock, LockOwner, OwnerClaim, ReleaseResult, newOwnerValue } from './lock';
+import { Lock, LockOwner, OwnerClaim, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
 import { callNode } from './node-contract';
@@ -26,7 +26,7 @@ import {
   usingArguments,
   validateTtl,
 } from './options';
-import { releaseOnAll } from './release';
+import { releaseOnQuorum } from './release';
 import { Renewals } from './renewals';
 import { fenceKey, lockKey, normalizeResources } from './resources';
 import { eitherSignal } from './signals';
@@ -79,6 +79,8 @@ export class Redlock implements LockOwner {
   private readonly lifetime = new AbortController();
   /** Every auto-extended lock of this instance: one renewal timer and one deadline timer for all. */
   private readonly renewals: Renewals;
+  /** Releases that resolved at quorum and still wait for their last nodes; quit() lets them finish. */
+  private readonly settling = new Set<Promise<unknown>>();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -356,15 +358,19 @@ export class Redlock implements LockOwner {
   }
 
   /**
-   * Releases the lock on every node (owner-checked, so another owner's lock is never touched). Never throws
-   * for Redis-side reasons: the result says what each node did; keys that could not be deleted expire with
+   * Releases the lock on every node (owner-checked, so another owner's lock is never touched), resolving as
+   * soon as a quorum has deleted it; `settled` on the result has every node's answer. Never throws for
+   * Redis-side reasons: the result says what each node did; keys that could not be deleted expire with
    * their ttl. Releasing twice is harmless.
    */
   async release(lock: Lock): Promise<ReleaseResult> {
     this.checkOwnLock(lock, 'release');
     if (!lock.markReleased()) return NOTHING_RELEASED;
     const started = this.plan.clock.now();
-    const result = await releaseOnAll(this.plan, lock.keys, lock.value);
+    const result = await releaseOnQuorum(this.plan, lock.keys, lock.value);
+    const { settled } = result;
+    this.settling.add(settled);
+    void settled.then(() => this.settling.delete(settled));
     if (this.events.has('released')) {
       const now = this.plan.clock.now();
       const { resources } = lock;
@@ -421,6 +427,8 @@ export class Redlock implements LockOwner {
   async quit(timeout = 1_000): Promise<void> {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
+    // Releases that resolved at quorum finish on the last nodes first (each within the node timeout).
+    if (this.settling.size > 0) await Promise.all(this.settling);
     await Promise.all(
       this.nodes.map(
         (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
@@ -471,7 +479,8 @@ export class Redlock implements LockOwner {
 const NO_KEYS: readonly string[] = Object.freeze([]);
 /** Keeping a lock for less than this after its work is not worth a round trip: it is released instead. */
 const MIN_KEEP = 20;
-const NOTHING_RELEASED: ReleaseResult = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
+const NOTHING: ReleaseOutcome = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
+const NOTHING_RELEASED: ReleaseResult = Object.freeze({ ...NOTHING, settled: Promise.resolve(NOTHING) });
 
 /**
  * One id per set of keys, whatever their order. Two sets sharing an id (a resource name containing '}\n')

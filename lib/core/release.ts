@@ -1,17 +1,19 @@
-import { NodeGroup, askNodes, votesOf } from './fan-out';
-import type { ReleaseResult } from './lock';
+import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
+import type { LockNode } from './lock-node';
+import type { ReleaseOutcome, ReleaseResult } from './lock';
 import { NOT_OWNER, RELEASED } from './messages';
 import { checkedCount } from './node-contract';
 
 /**
  * Deletes `owner`'s keys on every node (owner-checked: another owner's keys are never touched) and waits for
- * every answer or the node timeout. Never rejects: what each node did is in the result.
+ * every answer or the node timeout. Never rejects: what each node did is in the result. Used between the
+ * attempts of an acquisition, whose next attempt must not be sent before this one's keys are gone.
  */
 export async function releaseOnAll(
   group: NodeGroup,
   keys: readonly string[],
   owner: string,
-): Promise<ReleaseResult> {
+): Promise<ReleaseOutcome> {
   const { nodes } = group;
   const result = await askNodes(
     group,
@@ -20,7 +22,51 @@ export async function releaseOnAll(
     RELEASE_PLAN[nodes.length] ?? { needed: nodes.length, isYes: always, waitForAll: true },
     checkedCount,
   );
-  const votes = votesOf(nodes, result.answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
+  return outcomeOf(nodes, result.answers);
+}
+
+/**
+ * The same delete on every node, resolved as soon as a quorum has deleted the keys: the lock can then no
+ * longer be held by anyone's quorum of this owner, and nobody waits for the slowest node. The answers still
+ * to come arrive on `settled` (and node errors on the `node-error` event). When no quorum deletes them (the
+ * lock had expired on some nodes, or nodes fail), it resolves once every node answered or timed out.
+ */
+export function releaseOnQuorum(
+  group: NodeGroup,
+  keys: readonly string[],
+  owner: string,
+): Promise<ReleaseResult> {
+  const { nodes, quorum } = group;
+  return new Promise((resolve) => {
+    const seen: Answer<number>[] = new Array(nodes.length).fill(NOT_YET);
+    let deleted = 0;
+    let early = false;
+    const settled: Promise<ReleaseOutcome> = askNodes(
+      group,
+      'release',
+      (node) => node.release(keys, owner),
+      {
+        needed: nodes.length,
+        isYes: always,
+        waitForAll: true,
+        onAnswer(index, answer) {
+          seen[index] = answer;
+          if (answer.status === 'value' && answer.value > 0 && ++deleted === quorum) {
+            early = true;
+            resolve({ ...outcomeOf(nodes, seen), settled });
+          }
+        },
+      },
+      checkedCount,
+    ).then((result) => outcomeOf(nodes, result.answers));
+    void settled.then((outcome) => {
+      if (!early) resolve({ ...outcome, settled });
+    });
+  });
+}
+
+function outcomeOf(nodes: readonly LockNode[], answers: readonly Answer<number>[]): ReleaseOutcome {
+  const votes = votesOf(nodes, answers, (deleted) => (deleted > 0 ? RELEASED : NOT_OWNER));
   let releasedOn = 0;
   for (const vote of votes) if (vote.outcome === 'released') releasedOn++;
   return { releasedOn, votes };
@@ -29,6 +75,9 @@ export async function releaseOnAll(
 function always(): boolean {
   return true;
 }
+
+/** A node that had not answered when the release resolved. */
+const NOT_YET: Answer<never> = Object.freeze({ status: 'pending' });
 
 /** The (stateless) decision of a release for each node count, built once. */
 const RELEASE_PLAN = Array.from({ length: 64 }, (_, total) =>

@@ -54,7 +54,7 @@ describe('Lock is async-disposable (await using) on 3 real nodes', () => {
   it('releasing twice is harmless: release() inside the block, then the disposal', async () => {
     const work = async () => {
       await using lock = await redlock.acquire('dispose:3');
-      expect((await lock.release()).releasedOn).toBe(3);
+      expect((await (await lock.release()).settled).releasedOn).toBe(3);
       return lock;
     };
     const lock = await work();

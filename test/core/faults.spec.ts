@@ -1,7 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { LockBusyError, QuorumUnavailableError } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { LockBusyError, QuorumUnavailableError, Redlock, ReleaseOutcome } from '../../lib';
+import { RedisNodes, startRedisNodes, startTcpProxy } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
+
+/** Each node's answer to a release, in node order. */
+const outcomes = (result: ReleaseOutcome): string => result.votes.map((vote) => vote.outcome).join(' ');
 
 describe('Redlock under node faults (5 real nodes)', () => {
   let nodes: RedisNodes;
@@ -107,8 +110,59 @@ describe('Redlock under node faults (5 real nodes)', () => {
     const lock = await redlock.acquire('paused-minority', { wait: 0 });
     expect(nodes.nodes[1].paused && nodes.nodes[2].paused).toBe(true);
     expect(lock.remainingTime).toBeGreaterThan(0);
-    const votes = (await redlock.release(lock)).votes;
+    // The release resolves at the quorum of the 3 running nodes; the paused ones time out on `settled`.
+    const released = await redlock.release(lock);
+    expect(released.releasedOn).toBe(3);
+    expect(released.votes.filter((v) => v.outcome === 'pending')).toHaveLength(2);
+    const votes = (await released.settled).votes;
     expect(votes.filter((v) => v.outcome === 'timeout')).toHaveLength(2);
+  });
+
+  it('release resolves at quorum without the slow nodes, which release on `settled`; after quit() no node keeps the key', async () => {
+    // Two of five nodes behind proxies that add 40 ms each way: their answers come ~80 ms after the others'.
+    const proxies = await Promise.all([3, 4].map((i) => startTcpProxy(nodes.nodes[i].port)));
+    let redlock: Redlock | undefined;
+    try {
+      const urls = [...nodes.urls.slice(0, 3), ...proxies.map((proxy) => proxy.url)];
+      redlock = new Redlock(urls, { logger: false, restartGuard: false, nodeTimeout: 500 });
+      await redlock.connect(2_000);
+      const lock = await redlock.acquire('slow-release', { ttl: 30_000 });
+      expect(await valuesOnNodes(nodes, 'redlock:{slow-release}')).toEqual(Array(5).fill(lock.value));
+      for (const proxy of proxies) proxy.setLatency(40);
+      const released = await redlock.release(lock);
+      expect(released.releasedOn).toBe(3);
+      expect(outcomes(released)).toBe('released released released pending pending');
+      // The slow nodes still held the key when release() resolved (their answers were pending).
+      expect((await valuesOnNodes(nodes, 'redlock:{slow-release}')).slice(3)).toEqual([
+        lock.value,
+        lock.value,
+      ]);
+      await redlock.quit();
+      expect(await valuesOnNodes(nodes, 'redlock:{slow-release}')).toEqual(Array(5).fill(null));
+      const settled = await released.settled;
+      expect(settled.releasedOn).toBe(5);
+      expect(settled.votes.every((vote) => vote.outcome === 'released')).toBe(true);
+    } finally {
+      await redlock?.quit();
+      await Promise.all(proxies.map((proxy) => proxy.close()));
+    }
+  });
+
+  it('a release that cannot reach a quorum waits for every answer and says what each node did', async () => {
+    const redlock = await redlockOn(nodes);
+    const lock = await redlock.acquire('expired-mostly', { ttl: 30_000 });
+    // Three nodes lose the key (as if it expired there): no quorum can delete it any more.
+    await Promise.all(
+      [0, 1, 2].map(async (i) => {
+        const admin = nodes.nodes[i].redis();
+        await admin.del('redlock:{expired-mostly}');
+        admin.disconnect();
+      }),
+    );
+    const released = await redlock.release(lock);
+    expect(released.releasedOn).toBe(2);
+    expect(outcomes(released)).toBe('not-owner not-owner not-owner released released');
+    expect(await released.settled).toEqual({ releasedOn: released.releasedOn, votes: released.votes });
   });
 
   it('3 of 5 paused: fails with timeouts instead of hanging', async () => {

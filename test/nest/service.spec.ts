@@ -46,7 +46,7 @@ describe('RedlockService (3 real nodes)', () => {
     expect(lock.remainingTime).toBeGreaterThan(1_000);
 
     const result = await service.release(lock);
-    expect(result.releasedOn).toBe(3);
+    expect((await result.settled).releasedOn).toBe(3);
     expect(await valuesOnNodes(nodes, keyOf('s:a'))).toEqual([null, null, null]);
     const again = await service.tryAcquire('s:b');
     expect(again?.resources).toEqual(['s:b']);

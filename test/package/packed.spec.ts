@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   await redlock.connect();
   const lock = await redlock.acquire('packed:standalone');
   result.standalone = { owner: lock.value, values: await valuesOf('redlock:{packed:standalone}') };
-  result.releasedOn = (await lock.release()).releasedOn;
+  result.releasedOn = (await (await lock.release()).settled).releasedOn;
   result.standaloneAfter = await valuesOf('redlock:{packed:standalone}');
   await redlock.quit();
 

@@ -54,7 +54,7 @@ describe('ACL users (3 real nodes)', () => {
       // A waiter woken by the release announcement (SUBSCRIBE and PUBLISH on redlock:* channels).
       const waiter = redlock.acquire('acl:1', { wait: 5_000 });
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await redlock.release(lock)).releasedOn).toBe(3);
+      expect((await (await redlock.release(lock)).settled).releasedOn).toBe(3);
       const next = await waiter;
       await redlock.using('acl:2', async (held: Lock) => expect(held.remainingTime).toBeGreaterThan(0));
       await redlock.release(next);

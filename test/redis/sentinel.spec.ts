@@ -39,7 +39,7 @@ describe('Sentinel (a primary + replica behind redis-sentinel, plus 2 plain node
       // at quorum may not wait for it, so a few rounds are allowed.
       let first = 0;
       for (let round = 0; round < 20 && first !== 3; round++) {
-        first = (await redlock.release(await redlock.acquire('sentinel:1'))).releasedOn;
+        first = (await (await redlock.release(await redlock.acquire('sentinel:1'))).settled).releasedOn;
       }
       expect(first).toBe(3);
 
@@ -57,7 +57,7 @@ describe('Sentinel (a primary + replica behind redis-sentinel, plus 2 plain node
         while (Date.now() < deadline) {
           const again = await redlock.acquire('sentinel:2', { wait: 1_000 });
           onNewPrimary = await newPrimary.get('redlock:{sentinel:2}');
-          releasedOn = (await redlock.release(again)).releasedOn;
+          releasedOn = (await (await redlock.release(again)).settled).releasedOn;
           if (releasedOn === 3 && onNewPrimary === again.value) break;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }

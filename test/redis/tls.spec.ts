@@ -51,7 +51,7 @@ describe('TLS (3 real redis-server nodes, self-signed CA)', () => {
       expect(lock.fencingToken).toBeGreaterThan(0);
       await redlock.extend(lock);
       const result = await redlock.release(lock);
-      expect(result.releasedOn).toBe(3);
+      expect((await result.settled).releasedOn).toBe(3);
     } finally {
       await redlock.quit();
     }
