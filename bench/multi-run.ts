@@ -39,6 +39,8 @@ export interface MultiRunOptions {
   /** Where to rewrite the benchmark tables (full-scale runs only); false: leave them. */
   readonly docs: DocFiles | false;
   readonly log: (message: string) => void;
+  /** Runs the benchmark once, writing its JSON to `file`; resolves the exit code. Default: a child process. */
+  readonly runOne?: (file: string, outDir: string) => Promise<number>;
 }
 
 /** One benchmark run in a child process of its own (a fresh heap and fresh nodes), writing its JSON to `file`. */
@@ -79,7 +81,7 @@ export async function runMany(
     }
     const file = path.join(runsDir, `${first + i}.json`);
     log(`bench: run ${i + 1} of ${runs} → ${file} (load average ${os.loadavg()[0].toFixed(2)})`);
-    const code = await runChild(file, outDir);
+    const code = await (options.runOne ?? runChild)(file, outDir);
     if (code === 0 && fs.existsSync(file)) files.push(file);
     else {
       failed++;
