@@ -131,13 +131,26 @@ type RedisNodesHandle = Awaited<ReturnType<typeof startRedisNodes>>['nodes'][num
  * docs/BENCHMARKS.md (`--fresh` drops the runs already kept, `--pause S` idles S seconds between runs,
  * `--no-docs` leaves the docs alone).
  */
+const OPTIONS = /^--(runs|pause)(=.*)?$|^--(fresh|no-docs)$/;
+
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
+  const unknown = argv.filter((arg, i) => !OPTIONS.test(arg) && !/^--(runs|pause)$/.test(argv[i - 1] ?? ''));
+  // A mistyped option must not start a full run.
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown argument(s) ${unknown.join(' ')}; known: --runs N, --fresh, --pause S, --no-docs`,
+    );
   const outDir = process.env.BENCH_OUT || DEFAULT_OUT_DIR;
-  const runs = Number(argValue(argv, 'runs') ?? (process.env.BENCH_RUNS || NaN));
-  if (Number.isFinite(runs)) {
-    if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs wants a whole number ≥ 1, not ${runs}`);
-    const pause = Number(argValue(argv, 'pause') ?? process.env.BENCH_PAUSE_S ?? NaN);
+  const runsArg = argValue(argv, 'runs') ?? (process.env.BENCH_RUNS || undefined);
+  if (runsArg !== undefined || argFlag(argv, 'runs')) {
+    const runs = Number(runsArg);
+    if (!Number.isInteger(runs) || runs < 1)
+      throw new Error(`--runs wants a whole number ≥ 1, not ${runsArg}`);
+    const pauseArg = argValue(argv, 'pause') ?? process.env.BENCH_PAUSE_S;
+    const pause = pauseArg === undefined ? NaN : Number(pauseArg);
+    if (pauseArg !== undefined && !(pause >= 0))
+      throw new Error(`--pause wants seconds ≥ 0, not ${pauseArg}`);
     const { failed, summary } = await runMany({
       runs,
       outDir,

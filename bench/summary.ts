@@ -13,8 +13,14 @@ import { writeSummary } from './report/write';
 function main(): number {
   const argv = process.argv.slice(2);
   const outDir = argValue(argv, 'out') ?? (process.env.BENCH_OUT || DEFAULT_OUT_DIR);
-  const valued = new Set(['--out']);
-  const inputs = argv.filter((arg, i) => !arg.startsWith('--') && !valued.has(argv[i - 1] ?? ''));
+  const unknown = argv.filter((arg) => arg.startsWith('--') && !/^--out(=.*)?$|^--no-docs$/.test(arg));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `bench:summary: unknown option(s) ${unknown.join(' ')}; known: --out DIR, --no-docs\n`,
+    );
+    return 1;
+  }
+  const inputs = argv.filter((arg, i) => !arg.startsWith('--') && argv[i - 1] !== '--out');
   const files = inputs.length > 0 ? inputs : runFiles(path.join(outDir, 'runs'));
   if (files.length === 0) {
     process.stderr.write(

@@ -130,32 +130,45 @@ const PER_LOCK = [
   { metric: 'rssKB', what: 'RSS' },
 ] as const;
 
+type Head = Pick<TargetDefinition, 'id' | 'scenario' | 'target' | 'compare' | 'limit'>;
+
+/** A target on our figure `metric` of scenario `id` ÷ the same figure of the row `other`. */
+function versus(head: Head, id: ScenarioId, metric: string, other: string): TargetDefinition {
+  return {
+    ...head,
+    format: times,
+    read: (r) => ratio(figure(r, id, US, metric), figure(r, id, other, metric), other),
+  };
+}
+
 /** Every target, in scenario order. Each is a ratio (or a figure) of the same run. */
 export const TARGETS: readonly TargetDefinition[] = [
-  ...PEERS.map((peer): TargetDefinition => ({
-    id: `s1-p50-vs-${peer}`,
-    scenario: 1,
-    target: `sequential acquire+release p50 ≤ 1.0 × ${peer}'s`,
-    compare: '<=',
-    limit: 1,
-    format: times,
-    read: (r) =>
-      ratio(figure(r, 'uncontended', US, 'cycleP50'), figure(r, 'uncontended', peer, 'cycleP50'), peer),
-  })),
-  {
-    id: 's1-p50-vs-floor-scripts',
-    scenario: 1,
-    target: 'p50 ≤ 1.05 × floor+scripts (our scripts from a bare client)',
-    compare: '<=',
-    limit: 1.05,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'uncontended', US, 'cycleP50'),
-        figure(r, 'uncontended', 'floor+scripts', 'cycleP50'),
-        'floor+scripts',
-      ),
-  },
+  ...PEERS.map((peer) =>
+    versus(
+      {
+        id: `s1-p50-vs-${peer}`,
+        scenario: 1,
+        target: `sequential acquire+release p50 ≤ 1.0 × ${peer}'s`,
+        compare: '<=',
+        limit: 1,
+      },
+      'uncontended',
+      'cycleP50',
+      peer,
+    ),
+  ),
+  versus(
+    {
+      id: 's1-p50-vs-floor-scripts',
+      scenario: 1,
+      target: 'p50 ≤ 1.05 × floor+scripts (our scripts from a bare client)',
+      compare: '<=',
+      limit: 1.05,
+    },
+    'uncontended',
+    'cycleP50',
+    'floor+scripts',
+  ),
   {
     id: 's1-p99-vs-best-peer',
     scenario: 1,
@@ -174,76 +187,66 @@ export const TARGETS: readonly TargetDefinition[] = [
     format: times,
     read: (r) => vsBestPeer(r, 'uncontended', 'cpuPerCycle'),
   },
-  {
-    id: 's2-throughput-vs-node-redlock',
-    scenario: 2,
-    target: "throughput ≥ 2.5 × node-redlock's",
-    compare: '>=',
-    limit: 2.5,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'throughput', US, 'opsPerSec'),
-        figure(r, 'throughput', 'node-redlock', 'opsPerSec'),
-        'node-redlock',
-      ),
-  },
-  {
-    id: 's2-throughput-vs-floor-scripts-autopipelining',
-    scenario: 2,
-    target: 'throughput ≥ 0.95 × floor+scripts+autopipelining',
-    compare: '>=',
-    limit: 0.95,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'throughput', US, 'opsPerSec'),
-        figure(r, 'throughput', 'floor+scripts+autopipelining', 'opsPerSec'),
-        'floor+scripts+autopipelining',
-      ),
-  },
-  {
-    id: 's2-redis-cpu-vs-floor-autopipelining',
-    scenario: 2,
-    target: 'Redis CPU per cycle ≤ 1.5 × floor+autopipelining',
-    compare: '<=',
-    limit: 1.5,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'throughput', US, 'redisCpuPerCycle'),
-        figure(r, 'throughput', 'floor+autopipelining', 'redisCpuPerCycle'),
-        'floor+autopipelining',
-      ),
-  },
-  {
-    id: 's3-owner-changes-vs-node-redlock',
-    scenario: 3,
-    target: 'owner changes/s ≥ 20 × node-redlock (its defaults)',
-    compare: '>=',
-    limit: 20,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'contention', US, 'ownerChangesPerSec'),
-        figure(r, 'contention', 'node-redlock', 'ownerChangesPerSec'),
-        'node-redlock',
-      ),
-  },
-  {
-    id: 's3-wait-p99-vs-node-redlock',
-    scenario: 3,
-    target: "wait p99 ≤ 0.2 × node-redlock's",
-    compare: '<=',
-    limit: 0.2,
-    format: times,
-    read: (r) =>
-      ratio(
-        figure(r, 'contention', US, 'waitP99'),
-        figure(r, 'contention', 'node-redlock', 'waitP99'),
-        'node-redlock',
-      ),
-  },
+  versus(
+    {
+      id: 's2-throughput-vs-node-redlock',
+      scenario: 2,
+      target: "throughput ≥ 2.5 × node-redlock's",
+      compare: '>=',
+      limit: 2.5,
+    },
+    'throughput',
+    'opsPerSec',
+    'node-redlock',
+  ),
+  versus(
+    {
+      id: 's2-throughput-vs-floor-scripts-autopipelining',
+      scenario: 2,
+      target: 'throughput ≥ 0.95 × floor+scripts+autopipelining',
+      compare: '>=',
+      limit: 0.95,
+    },
+    'throughput',
+    'opsPerSec',
+    'floor+scripts+autopipelining',
+  ),
+  versus(
+    {
+      id: 's2-redis-cpu-vs-floor-autopipelining',
+      scenario: 2,
+      target: 'Redis CPU per cycle ≤ 1.5 × floor+autopipelining',
+      compare: '<=',
+      limit: 1.5,
+    },
+    'throughput',
+    'redisCpuPerCycle',
+    'floor+autopipelining',
+  ),
+  versus(
+    {
+      id: 's3-owner-changes-vs-node-redlock',
+      scenario: 3,
+      target: 'owner changes/s ≥ 20 × node-redlock (its defaults)',
+      compare: '>=',
+      limit: 20,
+    },
+    'contention',
+    'ownerChangesPerSec',
+    'node-redlock',
+  ),
+  versus(
+    {
+      id: 's3-wait-p99-vs-node-redlock',
+      scenario: 3,
+      target: "wait p99 ≤ 0.2 × node-redlock's",
+      compare: '<=',
+      limit: 0.2,
+    },
+    'contention',
+    'waitP99',
+    'node-redlock',
+  ),
   {
     id: 's3-gave-up',
     scenario: 3,
