@@ -5,7 +5,8 @@ import { Implementation, selectImplementations } from './adapters';
 import { ScaleProfile, scaleFromEnv } from './config';
 import { checkTargets } from './report/targets';
 import type { BenchResults } from './report/types';
-import { WrittenFiles, writeResults } from './report/write';
+import { WrittenFiles, writeResults, writeRun } from './report/write';
+import { DEFAULT_OUT_DIR, REPO_DOCS, argFlag, argValue, reportSummary, runMany } from './multi-run';
 import { waitForNodeAge } from './node-age';
 import { BenchContext, SCENARIOS, ScenarioId, ScenarioResult } from './scenarios';
 
@@ -23,10 +24,10 @@ export interface RunOptions {
   readonly log?: (message: string) => void;
 }
 
-export const DEFAULT_OUT_DIR = path.join(__dirname, 'results');
+export { DEFAULT_OUT_DIR };
 
 /**
- * Runs the benchmark of issue 6: starts the nodes (test/support), runs each scenario with every
+ * Runs the benchmark once: starts the nodes (test/support), runs each scenario with every
  * implementation on the same nodes, checks the targets, writes the report, and stops the nodes.
  */
 export async function runBench(
@@ -124,8 +125,47 @@ async function redisVersion(client: ReturnType<RedisNodesHandle['redis']>): Prom
 
 type RedisNodesHandle = Awaited<ReturnType<typeof startRedisNodes>>['nodes'][number];
 
-async function main(): Promise<void> {
-  const { results, files } = await runBench({ outDir: process.env.BENCH_OUT || undefined });
+/**
+ * `npm run bench`: one run (latest.*). `npm run bench -- --runs N` (or BENCH_RUNS=N): N runs, each in its own
+ * process, kept as results/runs/<n>.json, then results/summary.{md,json} and the tables of README.md and
+ * docs/BENCHMARKS.md (`--fresh` drops the runs already kept, `--pause S` idles S seconds between runs,
+ * `--no-docs` leaves the docs alone).
+ */
+const OPTIONS = /^--(runs|pause)(=.*)?$|^--(fresh|no-docs)$/;
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const unknown = argv.filter((arg, i) => !OPTIONS.test(arg) && !/^--(runs|pause)$/.test(argv[i - 1] ?? ''));
+  // A mistyped option must not start a full run.
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown argument(s) ${unknown.join(' ')}; known: --runs N, --fresh, --pause S, --no-docs`,
+    );
+  const outDir = process.env.BENCH_OUT || DEFAULT_OUT_DIR;
+  const runsArg = argValue(argv, 'runs') ?? (process.env.BENCH_RUNS || undefined);
+  if (runsArg !== undefined || argFlag(argv, 'runs')) {
+    const runs = Number(runsArg);
+    if (!Number.isInteger(runs) || runs < 1)
+      throw new Error(`--runs wants a whole number ≥ 1, not ${runsArg}`);
+    const pauseArg = argValue(argv, 'pause') ?? process.env.BENCH_PAUSE_S;
+    const pause = pauseArg === undefined ? NaN : Number(pauseArg);
+    if (pauseArg !== undefined && !(pause >= 0))
+      throw new Error(`--pause wants seconds ≥ 0, not ${pauseArg}`);
+    const { failed, summary } = await runMany({
+      runs,
+      outDir,
+      fresh: argFlag(argv, 'fresh') || process.env.BENCH_FRESH === '1',
+      pauseMs: (Number.isFinite(pause) ? pause : scaleFromEnv().name === 'full' ? 30 : 0) * 1000,
+      docs: argFlag(argv, 'no-docs') ? false : REPO_DOCS,
+      log: (message) => process.stderr.write(`${message}\n`),
+    });
+    reportSummary(summary);
+    return failed > 0 ? 1 : 0;
+  }
+
+  const { results, files } = await runBench({ outDir });
+  const runFile = process.env.BENCH_RUN_FILE;
+  if (runFile) writeRun(results, runFile);
   const out = process.stdout;
   out.write(`\nTargets (${results.meta.durationSec.toFixed(0)} s run):\n`);
   for (const t of results.targets) {
@@ -133,11 +173,13 @@ async function main(): Promise<void> {
     out.write(`  [${mark}] ${t.scenario}. ${t.target}: ${t.measured}\n`);
   }
   if (files) out.write(`\nWrote ${files.markdown}\n      ${files.json}\n      ${files.chart}\n`);
+  if (runFile) out.write(`      ${runFile}\n`);
+  return 0;
 }
 
 if (require.main === module) {
   main().then(
-    () => process.exit(0),
+    (code) => process.exit(code),
     (error: unknown) => {
       console.error(error);
       process.exit(1);

@@ -15,6 +15,10 @@ export function formatValue(value: number, unit: string): string {
       return `${value.toFixed(2)}×`;
     case 'MB':
       return `${value.toFixed(2)} MB`;
+    case 'KB':
+      return `${value.toFixed(2)} KB`;
+    case 'µs/s':
+      return `${value.toFixed(2)} µs/s`;
     case '%':
       return `${value.toFixed(1)} %`;
     default:

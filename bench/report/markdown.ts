@@ -2,11 +2,11 @@ import type { ScenarioResult } from '../scenarios';
 import { formatValue, hasRatio, ratio } from './format';
 import type { BenchResults } from './types';
 
-function cell(text: string): string {
+export function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
-function scenarioTable(scenario: ScenarioResult): string[] {
+export function scenarioTable(scenario: ScenarioResult): string[] {
   const lines = [`### ${scenario.number}. ${scenario.title}`, ''];
   if (scenario.status === 'skipped') {
     lines.push(`_${scenario.reason ?? 'skipped'}_`, '');
@@ -48,7 +48,7 @@ export function toMarkdown(results: BenchResults, chartFile: string | undefined)
     '',
   ];
   if (chartFile) lines.push(`![Scenarios 1–3 and 5](${chartFile})`, '');
-  lines.push('## Targets (issue 6)', '', '| # | target | measured | met |', '| ---: | --- | --- | :---: |');
+  lines.push('## Targets', '', '| # | target | measured | met |', '| ---: | --- | --- | :---: |');
   for (const t of results.targets) {
     const met = t.met === null ? '—' : t.met ? 'yes' : '**no**';
     lines.push(`| ${t.scenario} | ${cell(t.target)} | ${cell(t.measured)} | ${met} |`);

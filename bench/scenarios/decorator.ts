@@ -6,13 +6,11 @@ import { interleavedCycles, medianOverRounds } from '../rounds';
 import { Samples } from '../stats';
 import { now } from '../timing';
 import { NestLayer, loadNestLayer } from './nest-layer';
-import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
+import { BenchContext, DECORATOR_ROWS, Metric, Scenario, ScenarioResult } from './types';
 import { CYCLE_BLOCK } from './uncontended';
 
 const TITLE = 'Decorator overhead: @Locked vs RedlockService.using() vs the core';
-const CORE = 'core Redlock.using()';
-const SERVICE = 'RedlockService.using()';
-const LOCKED = '@Locked method';
+const { core: CORE, service: SERVICE, locked: LOCKED } = DECORATOR_ROWS;
 
 const METRICS: readonly Metric[] = [
   { key: 'cycleP50', label: 'call p50', unit: 'ms', better: 'lower' },

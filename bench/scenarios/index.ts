@@ -10,7 +10,7 @@ import { uncontended } from './uncontended';
 
 export type { BenchContext, Metric, Scenario, ScenarioId, ScenarioResult } from './types';
 
-/** In issue order; the slow-node scenario reads the uncontended one's results, so it comes after it. */
+/** In scenario order; the slow-node scenario reads the uncontended one's results, so it comes after it. */
 export const SCENARIOS: readonly Scenario[] = [
   uncontended,
   throughput,

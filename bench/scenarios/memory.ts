@@ -83,6 +83,7 @@ async function measureOne(
     heldRssMB: (heldRss - rssBefore) / MB,
     holdCpuPct: ((cpu.user + cpu.system) / 1000 / holdWall) * 100,
     holdRedisCpuPct: ((redisCpu * 1000) / holdWall) * 100,
+    held,
     heldFailures,
     afterReleaseMB: (releasedHeap - heldBefore) / MB,
   };
@@ -121,6 +122,7 @@ export const memory: Scenario = {
         { key: 'cycles', label: 'cycles (distinct keys)', unit: '', better: 'none' },
         { key: 'growthMB', label: 'heap growth after them', unit: 'MB', better: 'lower', ratio: false },
         { key: 'cyclesPerSec', label: `cycles/s (${concurrency} at a time)`, unit: '/s', better: 'higher' },
+        { key: 'held', label: 'locks held at once', unit: '', better: 'none' },
         { key: 'heldHeapMB', label: `heap with ${held} held`, unit: 'MB', better: 'lower', ratio: false },
         { key: 'heldRssMB', label: `RSS with ${held} held`, unit: 'MB', better: 'lower', ratio: false },
         { key: 'holdCpuPct', label: 'client CPU while holding', unit: '%', better: 'lower' },

@@ -5,6 +5,13 @@ import type { ScaleProfile } from '../config';
 export type ScenarioId =
   'uncontended' | 'throughput' | 'contention' | 'slowNode' | 'scale' | 'decorator' | 'memory' | 'heldScale';
 
+/** The rows of the decorator scenario (6): the same locked work behind each face of the library. */
+export const DECORATOR_ROWS = {
+  core: 'core Redlock.using()',
+  service: 'RedlockService.using()',
+  locked: '@Locked method',
+} as const;
+
 /** One column of a scenario's table. */
 export interface Metric {
   readonly key: string;
