@@ -21,7 +21,8 @@ const ROOT = path.resolve(__dirname, '..');
 
 export const EXTRAS = {
   bench: "the benchmark's peer libraries: redlock, @sesamecare-oss/redlock, redlock-universal",
-  sample: 'better-sqlite3 for the sample app, a native module: its first build takes about a minute',
+  sample:
+    'better-sqlite3 for the sample app, a native module: compiled, about a minute, without a prebuilt binary',
 } as const;
 
 export type Extra = keyof typeof EXTRAS;
