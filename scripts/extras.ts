@@ -9,7 +9,8 @@
  *
  * Installs a folder with `npm ci --prefix <folder>` when its node_modules is missing or differs from its
  * lockfile, and says so in one line; otherwise prints nothing. Run before `npm run lint`, `bench`, `demo` and
- * `sample` (their pre-scripts) and by Jest's global setup, never from an install hook of the package.
+ * `sample` (their pre-scripts) and by Jest's global setup; never from an install hook, which would also run
+ * in applications that install the package (postinstall always, prepare when installed from git).
  * Their code still resolves NestJS, ioredis and the library from the root node_modules (Node and TypeScript
  * look in every parent folder's node_modules).
  */
@@ -22,7 +23,7 @@ const ROOT = path.resolve(__dirname, '..');
 export const EXTRAS = {
   bench: "the benchmark's peer libraries: redlock, @sesamecare-oss/redlock, redlock-universal",
   sample:
-    'better-sqlite3 for the sample app, a native module: compiled, about a minute, without a prebuilt binary',
+    'better-sqlite3 for the sample app, a native module: without a prebuilt binary it compiles, about a minute',
 } as const;
 
 export type Extra = keyof typeof EXTRAS;
@@ -72,7 +73,7 @@ export function staleReason(folder: string): string | undefined {
 /** The npm that runs this script (npm run, npx), else the one on PATH. */
 function npm(args: readonly string[]): { file: string; args: string[] } {
   const cli = process.env.npm_execpath;
-  return cli && cli.endsWith('.js')
+  return cli && path.basename(cli) === 'npm-cli.js'
     ? { file: process.execPath, args: [cli, ...args] }
     : { file: 'npm', args: [...args] };
 }
