@@ -6,7 +6,7 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
   },
-  globalSetup: '<rootDir>/test/setup/announce-duration.ts',
+  globalSetup: '<rootDir>/test/setup/global-setup.ts',
   setupFilesAfterEnv: ['<rootDir>/test/setup/fail-on-unhandled-rejection.ts'],
   testTimeout: 30000,
 };

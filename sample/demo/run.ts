@@ -21,6 +21,7 @@ import { FAIL, PASS, bold, dim, line, seconds } from './output';
 import { exactlyStock, oversold, purchaseBurst } from './purchases';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+const SAMPLE_MODULES = path.join(ROOT, 'sample', 'node_modules');
 const NODES = 5;
 const INSTANCES = 3;
 const PURCHASES = 500;
@@ -71,7 +72,8 @@ async function main(): Promise<void> {
   const freePorts = () => Promise.all(Array.from({ length: INSTANCES }, () => freePort()));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    NODE_PATH: path.join(ROOT, 'node_modules'),
+    // The build is outside the repository: better-sqlite3 from sample/'s own folder, the rest from the root.
+    NODE_PATH: [SAMPLE_MODULES, path.join(ROOT, 'node_modules')].join(path.delimiter),
     NO_COLOR: '1',
     REDIS_NODES: nodes.urls.join(','),
     DB_FILE: dbFile,

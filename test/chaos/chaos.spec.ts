@@ -9,6 +9,7 @@
  */
 import { QuorumUnavailableError, Redlock } from '../../lib';
 import { findOverlaps } from '../checkers/intervals';
+import { reportProgress } from '../support';
 import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
 import { ChaosCluster, PhaseRun } from './cluster';
 import { GuardAttempt, restartUnderHolder } from './guard-scenario';
@@ -30,6 +31,8 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.name}, CHAOS_SEED=${seed})`, () => {
   let cluster: ChaosCluster | undefined;
+  const progress = reportProgress('chaos');
+  const sections = () => `${cluster?.sectionsSoFar().length ?? 0} sections so far`;
   const lines: string[] = [];
   const totals = { operations: 0, faults: 0, violations: 0, controlViolations: 0 };
   const startedAt = Date.now();
@@ -68,6 +71,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     'main run: no overlapping holders, no stale token, progress in every window with a healthy quorum',
     async () => {
       const c = cluster!;
+      progress.phase(`main run, ${profile.mainMs / 1000} s of faults`, sections);
       const phase = mainPhase(seed);
       // Fresh nodes have uptime 0 and the guard (rightly) refuses them: let them age past the window first.
       await c.waitForUptime(Math.ceil(phase.ttl / 1000) + 1);
@@ -117,6 +121,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     'main run with the restart guard in its portable mode (INFO denied by ACL): no overlap, no stale token',
     async () => {
       const c = cluster!;
+      progress.phase(`portable guard run, ${profile.portableMs / 1000} s of faults`, sections);
       const phase = portablePhase(seed ^ 0x9a7e);
       await c.nodes.flushAll();
       // Right after the data loss the guard must refuse on every node, through the ACL user, by data age.
@@ -204,6 +209,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
 
   it('negative control: restart guard off + a restart under a bare-quorum lock → the checker finds overlaps', async () => {
     const c = cluster!;
+    progress.phase('negative control, restart guard off', sections);
     const phase = guardOffPhase(seed ^ 0x5eed);
     const run = await c.runPhase(phase, async () => {
       await delay(300);
@@ -218,6 +224,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
 
   it('negative control: validity check skipped + quorum arriving after the ttl → the checker finds overlaps', async () => {
     const c = cluster!;
+    progress.phase('negative control, validity check skipped', sections);
     const { latency, victims } = VALIDITY_CONTROL;
     const run = await c.runPhase(
       (client) => validityOffPhase(seed ^ 0xbad, client),
@@ -252,6 +259,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
    */
   it('restart guard: a node that restarted empty refuses for a whole window, whatever the phase of its start', async () => {
     const c = cluster!;
+    progress.phase('restart-guard scenario');
     const ttl = 2_000;
     let attempt: GuardAttempt | undefined;
     let attempts = 0;
@@ -288,6 +296,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
    */
   it('a connection dropped while the release channels are re-subscribed does not kill the process', async () => {
     const c = cluster!;
+    progress.phase('re-subscribe scenario');
     const dropper = await startSubscribeDropper(c.nodes.nodes[0].port);
     const client = c.clients[c.clients.length - 1];
     try {

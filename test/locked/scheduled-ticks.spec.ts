@@ -2,7 +2,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, reportProgress, startRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
 
 /**
@@ -42,6 +42,7 @@ process.on('exit', () => {
 });
 
 describe('scheduled ticks across 3 instances in separate processes (3 real nodes)', () => {
+  const progress = reportProgress('scheduled ticks');
   let nodes: RedisNodes;
   let build: TreeBuild;
   jest.setTimeout(60_000);
@@ -64,6 +65,10 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
     oncePerTick: boolean,
     skews: readonly number[] = SKEWS,
   ): Promise<Observation> {
+    progress.phase(
+      `${job === 'cron' ? '@Cron' : '@Interval'}, ${bodyMs} ms body, oncePerTick ${oncePerTick}, ` +
+        `timers late by ${skews.join('/')} ms`,
+    );
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ticks-')), 'runs.jsonl');
     fs.writeFileSync(log, '');
     const started = skews.map((skew, instance) => {

@@ -1,13 +1,14 @@
 import type { Config } from '@jest/types';
 
 /**
- * Jest globalSetup: says up front how long the whole `npm test` takes, so a quiet minute is not mistaken for
- * a hang. On stderr, beside Jest's own progress (stdout may carry `--json`). Silent when only some files or
- * tests were asked for (`npx jest test/core/...`, `-t ...`).
+ * Part of Jest's globalSetup (global-setup.ts): says up front how long the whole `npm test` takes, so a
+ * quiet minute is not mistaken for a hang. On stderr, beside Jest's own progress (stdout may carry
+ * `--json`). Silent when only some files or tests were asked for (`npx jest test/core/...`, `-t ...`).
  */
 const EXPECTED =
   'npm test: about 5 minutes on a 2-core machine (measured: 300 s under load); the simulation, the chaos ' +
-  'suite and the scheduled-ticks processes take about a minute each and report when they finish.';
+  'suite and the scheduled-ticks processes take about a minute each (a progress line every 15 s) and ' +
+  'report when they finish.';
 
 export default function announceDuration(globalConfig: Config.GlobalConfig): void {
   const selected = globalConfig.testPathPattern !== '' || globalConfig.testNamePattern !== undefined;

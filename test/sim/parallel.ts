@@ -34,6 +34,8 @@ export function sharedClaim(next: SharedArrayBuffer, count: number): () => numbe
  */
 export class SimPool {
   private tasks = 0;
+  /** The shared counter of the run in progress (for progress lines). */
+  private counter: Int32Array | undefined;
   private readonly waiting = new Map<number, { resolve(s: RunSummary): void; reject(e: Error): void }>();
 
   private constructor(
@@ -61,6 +63,7 @@ export class SimPool {
 
   async run(options: ParallelOptions): Promise<RunSummary> {
     const next = new SharedArrayBuffer(4);
+    this.counter = new Int32Array(next);
     const began = performance.now();
     const cpu = process.cpuUsage();
     const remote = this.workers.map((worker) => {
@@ -79,6 +82,11 @@ export class SimPool {
     total.failures.sort((a, b) => a.seed - b.seed);
     total.failures.splice(options.keepFailures ?? 5);
     return total;
+  }
+
+  /** How many schedules of the latest run have been handed out so far (done or running; may pass its count). */
+  claimed(): number {
+    return this.counter ? Atomics.load(this.counter, 0) : 0;
   }
 
   async close(): Promise<void> {

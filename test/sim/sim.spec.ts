@@ -6,6 +6,7 @@
  * base seed (default: random, printed). A failing schedule prints its seed; replay it with
  *   npx ts-node --transpile-only test/sim/cli.ts replay <seed> [profile]
  */
+import { Progress, reportProgress } from '../support';
 import type { Profile } from './config';
 import { SimPool } from './parallel';
 import { RunSummary, formatSummary, runOne, runSchedules, seedOf } from './runner';
@@ -63,9 +64,17 @@ function explain(summary: RunSummary): string {
 /** One pool of worker threads for the whole file (this thread runs schedules too). */
 let pool: SimPool | undefined;
 
+/** Set inside the describe block: a line on stderr every 15 s with the run in progress. */
+let progress: Progress | undefined;
+
 function run(profile: Profile, count: number): Promise<RunSummary> {
-  pool ??= SimPool.start();
-  return pool.run({ profile, baseSeed: BASE_SEED, count });
+  const running = (pool ??= SimPool.start());
+  const n = (value: number) => value.toLocaleString('en');
+  progress?.phase(
+    `${profile}, ${n(count)} schedules`,
+    () => `${n(Math.min(running.claimed(), count))} started`,
+  );
+  return running.run({ profile, baseSeed: BASE_SEED, count });
 }
 
 async function control(profile: Profile, count = CONTROL_SCHEDULES): Promise<RunSummary> {
@@ -77,6 +86,7 @@ async function control(profile: Profile, count = CONTROL_SCHEDULES): Promise<Run
 }
 
 describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () => {
+  progress = reportProgress('simulation');
   afterAll(async () => {
     await pool?.close();
     console.log(
