@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
 import { Clock, systemClock } from './clock';
 import { validateDuration } from './durations';
@@ -76,7 +77,7 @@ export class Redlock implements LockOwner {
   private readonly guardKey: string;
   private portableNoticed = false;
   /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
-  private readonly lifetime = new AbortController();
+  private readonly lifetime = lifetimeController();
   /** Every auto-extended lock of this instance: one renewal timer and one deadline timer for all. */
   private readonly renewals: Renewals;
   /** Releases that resolved at quorum and still wait for their last nodes; quit() lets them finish. */
@@ -474,6 +475,16 @@ export class Redlock implements LockOwner {
     if (!(lock instanceof Lock)) throw new InvalidArgumentError(messages.notALock(operation, lock));
     if (lock.issuer !== this) throw new InvalidArgumentError(messages.foreignLock(operation, lock.resources));
   }
+}
+
+/**
+ * The instance's own signal: every acquisition that waits listens to it until it ends, so more than Node's
+ * default of 10 at once is normal, not a leak (the listeners are removed as each call ends).
+ */
+function lifetimeController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);

@@ -1,6 +1,11 @@
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { Redlock } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
+
+const execFileAsync = promisify(execFile);
 
 describe('waiter wake-up (3 real nodes)', () => {
   let nodes: RedisNodes;
@@ -100,6 +105,33 @@ describe('waiter wake-up (3 real nodes)', () => {
     for (const waiter of waiters)
       expect((waiter as unknown as { waiting: { size: number } }).waiting.size).toBe(0);
   });
+
+  it('twenty callers waiting at once on one instance draw no MaxListenersExceededWarning', async () => {
+    // Node prints the warning on the real process, which Jest's sandbox does not see: run it in a child.
+    const child = `
+      const { Redlock } = require('./lib');
+      (async () => {
+        const urls = ${JSON.stringify(nodes.urls)};
+        const holder = new Redlock(urls, { logger: false, restartGuard: false });
+        const redlock = new Redlock(urls, { logger: false, restartGuard: false });
+        const held = await holder.acquire('crowded');
+        const waiting = Array.from({ length: 20 }, (_, i) =>
+          redlock.using(i % 2 ? 'crowded' : ['crowded', 'other:' + i], { wait: 10000 }, async () => undefined));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await held.release();
+        await Promise.all(waiting);
+        await new Promise((resolve) => setImmediate(resolve));
+        console.log('woken by release: ' + redlock.stats.wokenByRelease);
+        await Promise.all([holder.quit(), redlock.quit()]);
+      })();`;
+    const { stdout, stderr } = await execFileAsync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-e', child],
+      { cwd: path.resolve(__dirname, '..', '..'), timeout: 60_000 },
+    );
+    expect(stdout).toMatch(/woken by release: [1-9]/); // the scenario happened: callers waited and woke
+    expect(stderr).not.toMatch(/MaxListenersExceededWarning/);
+  }, 90_000);
 
   it('a lost subscriber connection degrades to timed retries, never to a hang', async () => {
     const waiter = await redlockOn(nodes, { maxRetryDelay: 100 });
