@@ -223,6 +223,16 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
       '@opentelemetry/api': { optional: true },
     });
     expect(manifest.dependencies).toBeUndefined();
+    // The bin (`npx nestjs-redlock dev-redis`) ships, and runs from the installed copy.
+    expect(manifest.bin).toEqual({ 'nestjs-redlock': 'dist/cli/index.js' });
+    const usage = execFileSync(
+      process.execPath,
+      [path.join(installed, 'dist', 'cli', 'index.js'), '--help'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(usage).toMatch(/^Usage: nestjs-redlock dev-redis/);
   });
 
   it('its declarations carry no internals (stripInternal)', () => {

@@ -1,4 +1,5 @@
 export { freePort } from './free-port';
+export { nodeUptimes, waitForNodeAge } from './node-age';
 export { startRedisNodes } from './provision';
 export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
