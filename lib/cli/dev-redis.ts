@@ -33,6 +33,11 @@ export async function startLocalNodes(
       urls.push(`redis://localhost:${port}`);
     }
     let stopping: Promise<void> | undefined;
+    started.forEach((child, i) =>
+      child.once('exit', (code, signal) => {
+        if (!stopping) process.stderr.write(`redis-server on ${urls[i]} exited (${signal ?? code})\n`);
+      }),
+    );
     return { urls, stop: () => (stopping ??= stop()) };
   } catch (error) {
     await stop();

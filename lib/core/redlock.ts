@@ -79,6 +79,8 @@ export class Redlock implements LockOwner {
   private readonly lifetime = new AbortController();
   /** Every auto-extended lock of this instance: one renewal timer and one deadline timer for all. */
   private readonly renewals: Renewals;
+  /** Told of each lock whose release answered (see `onReleaseSettled`). */
+  private readonly releaseSettled = new Set<(lock: Lock) => void>();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -364,7 +366,12 @@ export class Redlock implements LockOwner {
     this.checkOwnLock(lock, 'release');
     if (!lock.markReleased()) return NOTHING_RELEASED;
     const started = this.plan.clock.now();
-    const result = await releaseOnAll(this.plan, lock.keys, lock.value);
+    let result: ReleaseResult;
+    try {
+      result = await releaseOnAll(this.plan, lock.keys, lock.value);
+    } finally {
+      for (const listener of this.releaseSettled) listener(lock);
+    }
     if (this.events.has('released')) {
       const now = this.plan.clock.now();
       const { resources } = lock;
@@ -377,6 +384,15 @@ export class Redlock implements LockOwner {
       });
     }
     return result;
+  }
+
+  /**
+   * @internal Calls `listener` with each lock of this instance once its release answered, whichever way it
+   * was released (`release()`, `lock.release()`, `await using`); returns the function that stops it.
+   */
+  onReleaseSettled(listener: (lock: Lock) => void): () => void {
+    this.releaseSettled.add(listener);
+    return () => this.releaseSettled.delete(listener);
   }
 
   /**
