@@ -99,7 +99,8 @@ async function startOne(bin: string, port: number): Promise<ChildProcess> {
 
 const notFound = (bin: string) =>
   `${bin} is not on the PATH. Install Redis (Debian/Ubuntu: sudo apt-get install redis-server, macOS: ` +
-  'brew install redis), or start three containers: docker run -d -p 6379:6379 redis:7 (and 6380, 6381).';
+  'brew install redis), or start three containers: docker run -d -p 6379:6379 redis:7, then -p 6380:6379 ' +
+  'and -p 6381:6379.';
 
 /** SIGTERM (redis-server shuts down at once, saving nothing here), then wait for the exit. */
 function stopProcess(child: ChildProcess): Promise<void> {
