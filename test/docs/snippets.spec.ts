@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { buildLibrary } from '../package/packed-package';
 import {
   NEST_CLI_COMPILER_OPTIONS,
   Snippet,
@@ -64,18 +64,7 @@ describe('the code blocks of README.md and docs/*.md compile', () => {
     control = extractSnippets('negative-control.md', NEGATIVE_CONTROL);
     // Inside the repository, so that the blocks and the declarations resolve @nestjs/* from its node_modules.
     dir = fs.mkdtempSync(path.join(REPO, '.snippets-'));
-    execFileSync(
-      process.execPath,
-      [
-        require.resolve('typescript/bin/tsc'),
-        '-p',
-        'tsconfig.build.json',
-        '--emitDeclarationOnly',
-        '--outDir',
-        path.join(dir, 'nestjs-redlock'),
-      ],
-      { cwd: REPO, stdio: 'pipe', timeout: 120_000 },
-    );
+    buildLibrary(path.join(dir, 'nestjs-redlock'), true);
     const compiled = [...manual, ...control].filter((snippet) => !snippet.skipped);
     // `nestjs-redlock`: the declarations built above (an absolute path, as these options have no tsconfig).
     const paths = { 'nestjs-redlock': [path.join(dir, 'nestjs-redlock', 'index.d.ts')] };
