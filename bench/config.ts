@@ -46,7 +46,7 @@ export interface ScaleProfile {
     readonly peerCycles: number;
     readonly concurrency: number;
     readonly held: number;
-    /** ttl of the held locks; the nodes must first be this old (nestjs-redlock's restart guard, node-age.ts). */
+    /** ttl of the held locks; the nodes must first be this old (nestjs-redlock's restart guard, test/support/node-age.ts). */
     readonly heldTtl: number;
     readonly holdMs: number;
   };

@@ -1,13 +1,12 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startRedisNodes } from '../test/support';
+import { startRedisNodes, waitForNodeAge } from '../test/support';
 import { Implementation, selectImplementations } from './adapters';
 import { ScaleProfile, scaleFromEnv } from './config';
 import { checkTargets } from './report/targets';
 import type { BenchResults } from './report/types';
 import { WrittenFiles, writeResults, writeRun } from './report/write';
 import { DEFAULT_OUT_DIR, REPO_DOCS, argFlag, argValue, reportSummary, runMany } from './multi-run';
-import { waitForNodeAge } from './node-age';
 import { BenchContext, SCENARIOS, ScenarioId, ScenarioResult } from './scenarios';
 
 export interface RunOptions {

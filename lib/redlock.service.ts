@@ -70,13 +70,8 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Releases a lock on every node. Never throws for Redis-side reasons; releasing twice is harmless. */
-  async release(lock: Lock): Promise<ReleaseResult> {
-    try {
-      return await this.redlock.release(lock);
-    } finally {
-      // Once the nodes answered: shutdown waits for the locks the application still holds.
-      this.sections.untrack(lock);
-    }
+  release(lock: Lock): Promise<ReleaseResult> {
+    return this.redlock.release(lock);
   }
 
   /**

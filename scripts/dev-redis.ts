@@ -10,6 +10,7 @@
  * `RedlockModule.forRoot([...])` line to paste, then waits. Ctrl-C (SIGINT) or SIGTERM stops the nodes it
  * started — each by its pid, waiting until it exited — removes their data folders and exits.
  */
+import { serveNodes } from '../lib/cli';
 import { startRedisNodes } from '../test/support';
 import type { RedisNodes } from '../test/support';
 
@@ -19,8 +20,6 @@ const SOURCES: Record<RedisNodes['source'], string> = {
   docker: 'redis:7 containers (Docker)',
   external: 'listed in REDLOCK_TEST_NODES (not started here, left running)',
 };
-
-const log = (line = '') => process.stdout.write(`${line}\n`);
 
 function nodeCount(arg: string | undefined): number {
   if (arg === undefined) return 3;
@@ -33,32 +32,18 @@ function nodeCount(arg: string | undefined): number {
 
 async function main(): Promise<void> {
   const count = nodeCount(process.argv[2]);
-  let nodes: RedisNodes | undefined;
-  let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    log(`\ndev:redis: ${signal}: stopping ${nodes ? nodes.nodes.length : 0} node(s)`);
-    await nodes?.stop();
-    log('dev:redis: stopped');
-    process.exit(0);
-  };
-  // Installed before the nodes start: a Ctrl-C during start-up still stops what did start (the harness
-  // kills the processes it spawned when this process exits).
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-
-  nodes = await startRedisNodes(count);
-  if (stopping) return;
-  const urls = nodes.urls;
-  log(`dev:redis: ${urls.length} Redis node(s), ${SOURCES[nodes.source]}; Ctrl-C stops them.`);
-  log();
-  log(`  RedlockModule.forRoot([${urls.map((url) => `'${url}'`).join(', ')}])`);
-  log();
-  log(`  or in the environment: REDLOCK_NODES=${urls.join(',')}`);
-  log();
-  log('The ports change on every run. Fresh nodes refuse locks for their first ttl (the restart guard,');
-  log('10 s by default): wait that long, or pass { restartGuard: false } in tests that start fresh nodes.');
+  let source: RedisNodes['source'] | undefined;
+  // The harness also kills the processes it spawned when this process exits.
+  await serveNodes(
+    'dev:redis',
+    async () => {
+      const nodes = await startRedisNodes(count);
+      source = nodes.source;
+      return nodes;
+    },
+    (nodes) => `${nodes.urls.length} Redis node(s), ${SOURCES[source!]}`,
+    ['The ports change on every run (`npx nestjs-redlock dev-redis` uses 6379, 6380, 6381).'],
+  );
 }
 
 main().catch((error: unknown) => {

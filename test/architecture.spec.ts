@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildLibrary } from './package/packed-package';
 
 /**
  * The rooms of docs/DESIGN.md §0, checked on the source: the core imports neither Nest nor ioredis nor
@@ -101,18 +101,7 @@ describe('architecture (the rooms of docs/DESIGN.md)', () => {
   it('the published declarations hide every @internal member', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'dts-'));
     try {
-      execFileSync(
-        process.execPath,
-        [
-          require.resolve('typescript/bin/tsc'),
-          '-p',
-          'tsconfig.build.json',
-          '--outDir',
-          out,
-          '--emitDeclarationOnly',
-        ],
-        { cwd: path.join(__dirname, '..'), stdio: 'pipe' },
-      );
+      buildLibrary(out, true);
       const lock = fs.readFileSync(path.join(out, 'core', 'lock.d.ts'), 'utf8');
       const core = fs.readFileSync(path.join(out, 'core', 'redlock.d.ts'), 'utf8');
       const redis = fs.readFileSync(path.join(out, 'redis', 'redis-redlock.d.ts'), 'utf8');

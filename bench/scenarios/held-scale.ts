@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { BenchLock } from '../adapters';
 import { settledHeap } from '../gc';
-import { waitForNodeAge } from '../node-age';
+import { waitForNodeAge } from '../../test/support';
 import { adminClients, redisCpuSeconds } from '../redis-cpu';
 import { withImplementations } from '../rounds';
 import { forEachConcurrently, now, sleep } from '../timing';

@@ -82,6 +82,8 @@ export class Redlock implements LockOwner {
   private readonly renewals: Renewals;
   /** Releases that resolved at quorum and still wait for their last nodes; quit() lets them finish. */
   private readonly settling = new Set<Promise<unknown>>();
+  /** Told of each lock whose release answered (see `onReleaseSettled`). */
+  private readonly releaseSettled = new Set<(lock: Lock) => void>();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -368,7 +370,12 @@ export class Redlock implements LockOwner {
     this.checkOwnLock(lock, 'release');
     if (!lock.markReleased()) return NOTHING_RELEASED;
     const started = this.plan.clock.now();
-    const result = await releaseOnQuorum(this.plan, lock.keys, lock.value);
+    let result: ReleaseResult;
+    try {
+      result = await releaseOnQuorum(this.plan, lock.keys, lock.value);
+    } finally {
+      for (const listener of this.releaseSettled) listener(lock);
+    }
     const { settled } = result;
     this.settling.add(settled);
     void settled.then(() => this.settling.delete(settled));
@@ -384,6 +391,15 @@ export class Redlock implements LockOwner {
       });
     }
     return result;
+  }
+
+  /**
+   * @internal Calls `listener` with each lock of this instance once its release resolved, whichever way it
+   * was released (`release()`, `lock.release()`, `await using`); returns the function that stops it.
+   */
+  onReleaseSettled(listener: (lock: Lock) => void): () => void {
+    this.releaseSettled.add(listener);
+    return () => this.releaseSettled.delete(listener);
   }
 
   /**

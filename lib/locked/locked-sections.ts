@@ -47,6 +47,9 @@ export class LockedSections {
   constructor(@Inject(REDLOCK_RESOLVED_OPTIONS) resolved: ResolvedModuleOptions) {
     this.redlock = resolved.redlock;
     this.log = resolved.log;
+    // However a held lock is released (the service, `lock.release()`, `await using`), shutdown stops waiting
+    // for it once its release answered.
+    this.redlock.onReleaseSettled((lock) => this.held.delete(lock));
   }
 
   /**
@@ -140,11 +143,6 @@ export class LockedSections {
     }
     this.held.add(lock);
     return lock;
-  }
-
-  /** Stops tracking a lock that is being released. */
-  untrack(lock: Lock): void {
-    this.held.delete(lock);
   }
 
   /** The innermost lock of the current call chain not released yet (see `RedlockService.current`). */

@@ -3,10 +3,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
+import { RedisNodes, startRedisNodes } from '../support';
+import { TreeBuild, transpileTree } from '../support/transpile-tree';
 
 /**
- * `npm run dev:redis` (scripts/dev-redis.ts), run as package.json says: it prints the forRoot line with the
- * nodes' URLs, the nodes answer PING, and SIGTERM stops them (their ports are closed) and exits 0.
+ * `npm run dev:redis` (scripts/dev-redis.ts), run as package.json says, and the package's own command,
+ * `nestjs-redlock dev-redis` (lib/cli, the `bin` of package.json): each prints the forRoot line with the
+ * nodes' URLs, the nodes answer PING, and SIGTERM stops them (their ports are closed) and exits 0. The
+ * command also refuses a port in use, naming it, and stops the nodes it had started.
  */
 const REPO = path.resolve(__dirname, '..', '..');
 const FORROOT = /RedlockModule\.forRoot\(\[([^\]]*)\]\)/;
@@ -30,59 +34,149 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-describe('npm run dev:redis', () => {
-  let child: ChildProcess | undefined;
-  let exited: Promise<number | null> | undefined;
+interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** stdout and stderr so far. */
+  output(): string;
+}
 
-  afterAll(async () => {
-    // Only if a check failed half-way: SIGTERM lets it stop its nodes.
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
+function start(file: string, args: readonly string[]): Started {
+  const child = spawn(file, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, exited, output: () => output };
+}
+
+/** The URLs of the forRoot line, once printed (the environment line after it is complete). */
+function forRootUrls(started: Started): Promise<string[]> {
+  return new Promise<string[]>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no forRoot line within 30 s:\n${started.output()}`)),
+      30_000,
+    );
+    const check = () => {
+      const match = /REDLOCK_NODES=\S+\n/.test(started.output()) ? FORROOT.exec(started.output()) : null;
+      if (!match) return;
+      clearTimeout(timer);
+      resolve([...match[1].matchAll(/'(redis:\/\/[^']+)'/g)].map((m) => m[1]));
+    };
+    started.child.stdout!.on('data', check);
+    void started.exited.then((code) =>
+      reject(new Error(`exited (${code}) before printing:\n${started.output()}`)),
+    );
   });
+}
+
+async function answersPing(url: string): Promise<boolean> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    return (await client.ping()) === 'PONG';
+  } finally {
+    client.disconnect();
+  }
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+/** Only if a check failed half-way: SIGTERM lets it stop its nodes. */
+async function stopLeftOver(started: Started | undefined): Promise<void> {
+  if (started && started.child.exitCode === null && started.child.signalCode === null) {
+    started.child.kill('SIGTERM');
+    await started.exited;
+  }
+}
+
+describe('npm run dev:redis', () => {
+  let started: Started | undefined;
+  afterAll(() => stopLeftOver(started));
 
   it('prints the forRoot line with nodes that answer, and stops them on SIGTERM', async () => {
     const { file, args } = devCommand();
-    child = spawn(file, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    const running = child;
-    exited = new Promise((resolve) => running.once('exit', (code) => resolve(code)));
-    let output = '';
-    running.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const line = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no forRoot line within 30 s:\n${output}`)), 30_000);
-      running.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        // The environment line comes after the forRoot line: wait until it is complete.
-        const match = /REDLOCK_NODES=\S+\n/.test(output) ? FORROOT.exec(output) : null;
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-      void exited!.then((code) =>
-        reject(new Error(`dev:redis exited (${code}) before printing:\n${output}`)),
-      );
-    });
-
-    const urls = [...line.matchAll(/'(redis:\/\/[^']+)'/g)].map((m) => m[1]);
+    started = start(file, args);
+    const urls = await forRootUrls(started);
     expect(urls).toHaveLength(3);
-    expect(output).toContain(`REDLOCK_NODES=${urls.join(',')}`);
-    const external = /REDLOCK_TEST_NODES/.test(output.split('\n').find((l) => l.includes('node(s)')) ?? '');
-    for (const url of urls) {
-      const client = new Redis(url, { maxRetriesPerRequest: 1 });
-      try {
-        expect(await client.ping()).toBe('PONG');
-      } finally {
-        client.disconnect();
-      }
-    }
+    expect(started.output()).toContain(`REDLOCK_NODES=${urls.join(',')}`);
+    const nodesLine =
+      started
+        .output()
+        .split('\n')
+        .find((l) => l.includes('node(s)')) ?? '';
+    const external = /REDLOCK_TEST_NODES/.test(nodesLine);
+    for (const url of urls) expect(await answersPing(url)).toBe(true);
 
-    running.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(output).toContain('dev:redis: stopped');
-    const ports = urls.map((url) => Number(new URL(url).port));
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+    expect(started.output()).toContain('dev:redis: stopped');
+    const ports = urls.map(portOf);
     // Nodes it started are gone; nodes listed in REDLOCK_TEST_NODES are someone else's and stay.
     expect(await Promise.all(ports.map(portOpen))).toEqual(ports.map(() => external));
   }, 60_000);
+});
+
+describe('nestjs-redlock dev-redis (the package bin)', () => {
+  let build: TreeBuild;
+  let started: Started | undefined;
+  let busy: RedisNodes | undefined;
+
+  beforeAll(() => {
+    build = transpileTree(path.join(REPO, 'lib', 'cli', 'index.ts'), 'cli');
+  });
+  afterAll(async () => {
+    await stopLeftOver(started);
+    await busy?.stop();
+    build?.dispose();
+  });
+
+  it("is package.json's bin once built (dist/cli/index.js), a script with a shebang", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+    expect(pkg.bin).toEqual({ 'nestjs-redlock': 'dist/cli/index.js' });
+    expect(fs.readFileSync(path.join(REPO, 'lib', 'cli', 'index.ts'), 'utf8')).toMatch(
+      /^#!\/usr\/bin\/env node\n/,
+    );
+  });
+
+  it('starts the nodes on localhost (--port 0: free ports), prints forRoot, stops them on SIGTERM', async () => {
+    // README's default ports (6379–6381) may be taken on a test machine: free ones, chosen by the system.
+    started = start(process.execPath, [build.entry, 'dev-redis', '--port', '0']);
+    const urls = await forRootUrls(started);
+    expect(urls).toHaveLength(3);
+    expect(urls.every((url) => url.startsWith('redis://localhost:'))).toBe(true);
+    for (const url of urls) expect(await answersPing(url)).toBe(true);
+    expect(started.output()).toContain('restartGuard: false');
+
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+    expect(started.output()).toContain('nestjs-redlock dev-redis: stopped');
+    expect(await Promise.all(urls.map(portOf).map(portOpen))).toEqual([false, false, false]);
+  }, 60_000);
+
+  it('refuses a port in use, names it, and stops the nodes it had started (negative control)', async () => {
+    busy = await startRedisNodes(1);
+    const port = busy.nodes[0].port;
+    // The first node goes to port − 1 (when free), the second finds the busy one.
+    const run = start(process.execPath, [
+      build.entry,
+      'dev-redis',
+      '--nodes',
+      '2',
+      '--port',
+      String(port - 1),
+    ]);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(`port ${port} is already in use`);
+    expect(await portOpen(port - 1)).toBe(false);
+    expect(await answersPing(busy.nodes[0].url)).toBe(true); // someone else's node, left alone
+  }, 30_000);
+
+  it('prints its usage, and fails on an unknown option', async () => {
+    const help = start(process.execPath, [build.entry, '--help']);
+    expect(await help.exited).toBe(0);
+    expect(help.output()).toMatch(/^Usage: nestjs-redlock dev-redis/);
+    const wrong = start(process.execPath, [build.entry, 'dev-redis', '--nodes', 'many']);
+    expect(await wrong.exited).toBe(1);
+    expect(wrong.output()).toContain('unexpected --nodes many');
+  });
 });

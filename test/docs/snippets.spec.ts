@@ -1,7 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Snippet, compileSnippets, extractSnippets, formatReport, manualFiles } from './snippets';
+import { buildLibrary } from '../package/packed-package';
+import {
+  NEST_CLI_COMPILER_OPTIONS,
+  Snippet,
+  compileSnippets,
+  extractSnippets,
+  formatReport,
+  manualFiles,
+} from './snippets';
 
 /**
  * The manual's code compiles: every ```ts block of README.md and docs/*.md is compiled, each as a module of
@@ -19,19 +26,6 @@ const REPO = path.resolve(__dirname, '..', '..');
 const PRELUDE = `// Global declarations for the manual's blocks (test/docs/snippets.spec.ts).
 declare const redlock: import('nestjs-redlock').Redlock;
 `;
-
-const COMPILER_OPTIONS = {
-  target: 'ES2022',
-  module: 'commonjs',
-  moduleResolution: 'node',
-  strict: true,
-  experimentalDecorators: true,
-  emitDecoratorMetadata: true,
-  esModuleInterop: true,
-  skipLibCheck: true,
-  noEmit: true,
-  types: ['node'],
-};
 
 /** Blocks that must fail or be skipped: the checker's negative control, compiled in the same run. */
 const NEGATIVE_CONTROL = [
@@ -70,22 +64,16 @@ describe('the code blocks of README.md and docs/*.md compile', () => {
     control = extractSnippets('negative-control.md', NEGATIVE_CONTROL);
     // Inside the repository, so that the blocks and the declarations resolve @nestjs/* from its node_modules.
     dir = fs.mkdtempSync(path.join(REPO, '.snippets-'));
-    execFileSync(
-      process.execPath,
-      [
-        require.resolve('typescript/bin/tsc'),
-        '-p',
-        'tsconfig.build.json',
-        '--emitDeclarationOnly',
-        '--outDir',
-        path.join(dir, 'nestjs-redlock'),
-      ],
-      { cwd: REPO, stdio: 'pipe', timeout: 120_000 },
-    );
+    buildLibrary(path.join(dir, 'nestjs-redlock'), true);
     const compiled = [...manual, ...control].filter((snippet) => !snippet.skipped);
     // `nestjs-redlock`: the declarations built above (an absolute path, as these options have no tsconfig).
     const paths = { 'nestjs-redlock': [path.join(dir, 'nestjs-redlock', 'index.d.ts')] };
-    result = compileSnippets(dir, compiled, { ...COMPILER_OPTIONS, paths }, { 'prelude.d.ts': PRELUDE });
+    result = compileSnippets(
+      dir,
+      compiled,
+      { ...NEST_CLI_COMPILER_OPTIONS, paths },
+      { 'prelude.d.ts': PRELUDE },
+    );
   }, 120_000);
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });

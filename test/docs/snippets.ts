@@ -39,6 +39,40 @@ export function extractSnippets(file: string, markdown: string): Snippet[] {
   return snippets;
 }
 
+/**
+ * The first ```ts block of the section under `heading` (a `#`…`######` line with exactly that text), up to the
+ * next heading of any level. Throws, naming the heading, when there is no such section or no block in it: a
+ * test built on a block must fail when the manual is reorganised, never skip.
+ */
+export function sectionSnippet(file: string, markdown: string, heading: string): Snippet {
+  const lines = markdown.split('\n');
+  const isHeading = (line: string) => /^#{1,6} /.test(line);
+  const start = lines.findIndex((line) => isHeading(line) && line.replace(/^#+ /, '').trim() === heading);
+  if (start < 0) throw new Error(`${file} has no heading "${heading}"`);
+  const next = lines.findIndex((line, i) => i > start && isHeading(line));
+  const end = next < 0 ? lines.length : next;
+  const found = extractSnippets(file, markdown).find((s) => s.line > start + 1 && s.line <= end);
+  if (!found) throw new Error(`${file}: the section "${heading}" (line ${start + 1}) has no \`\`\`ts block`);
+  return found;
+}
+
+/**
+ * A project as the Nest CLI sets one up (CommonJS, decorators with metadata, strict), for compiling the
+ * manual's blocks; `noEmit` unless a caller wants JavaScript.
+ */
+export const NEST_CLI_COMPILER_OPTIONS = {
+  target: 'ES2022',
+  module: 'commonjs',
+  moduleResolution: 'node',
+  strict: true,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  esModuleInterop: true,
+  skipLibCheck: true,
+  noEmit: true,
+  types: ['node'],
+};
+
 /** README.md and docs/*.md of a repository, in that order. */
 export function manualFiles(repo: string): string[] {
   const docs = path.join(repo, 'docs');
@@ -76,6 +110,7 @@ export interface SnippetError {
  * its node_modules), next to `extraFiles` (a prelude, say). Every file's syntactic and semantic diagnostics
  * are collected — tsc on the command line stops at syntax errors, and one block's would hide another's type
  * errors. Diagnostics about anything but a snippet (the options, the prelude) are returned as `other`.
+ * Without `noEmit`, each snippet's JavaScript is written next to it (`snippetFileName` with `.js`).
  */
 export function compileSnippets(
   dir: string,
@@ -122,6 +157,10 @@ export function compileSnippets(
         message: text,
       });
     }
+  }
+  if (!converted.options.noEmit) {
+    const emitted = program.emit();
+    other.push(...emitted.diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')));
   }
   return { errors, other };
 }

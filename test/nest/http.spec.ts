@@ -2,7 +2,7 @@ import { ArgumentsHost, Body, Controller, Get, NotFoundException, Param, Post } 
 import { Observable, lastValueFrom, of } from 'rxjs';
 import request from 'supertest';
 import { LockBusyError, LockBusyFilter, Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, nodeUptimes, startRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, keyOf, valuesOnNodes } from './helpers';
 
 @Controller('orders')
@@ -111,14 +111,7 @@ describe('@Locked on HTTP routes (platform-express, 3 real nodes)', () => {
   it('nodes inside the restart guard: 503 with Retry-After = the time until a quorum is past its window', async () => {
     const window = 600_000; // far longer than the nodes of this file have been up
     const app = await start({ restartGuard: window });
-    const uptimes = await Promise.all(
-      nodes.nodes.map(async (node) => {
-        const admin = node.redis();
-        const info = await admin.info('server');
-        await admin.quit();
-        return Number(/uptime_in_seconds:(\d+)/.exec(info)![1]);
-      }),
-    );
+    const uptimes = await nodeUptimes(nodes);
     const response = await request(app.getHttpServer()).get('/orders/8');
     expect(response.status).toBe(503);
     const retryAfter = Number(response.headers['retry-after']);

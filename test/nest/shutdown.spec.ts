@@ -171,6 +171,24 @@ describe('shutdown (3 real nodes)', () => {
     );
   });
 
+  it('a lock from acquire() released through its own lock.release() (or `await using`) is not waited for', async () => {
+    const logger = new RecordingLogger();
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, logger, shutdownTimeout: 5_000 })],
+    });
+    const service = app.get(RedlockService);
+    const lock = await service.acquire('shortcut', { ttl: 60_000 });
+    await lock.release();
+    {
+      await using disposed = await service.acquire('disposed', { ttl: 60_000 });
+      void disposed;
+    }
+    const t0 = Date.now();
+    await closeApp(app);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(logger.messages('warn')).toEqual([]);
+  });
+
   it('gives up waiting after shutdownTimeout for a lock its owner never releases, and still closes', async () => {
     const logger = new RecordingLogger();
     const app = await createApp({

@@ -6,6 +6,25 @@ import * as path from 'node:path';
 export const REPO = path.resolve(__dirname, '..', '..');
 
 /**
+ * The library as `npm run build` builds it (tsconfig.build.json: lib/ only, stripInternal), into `outDir`;
+ * with `declarationsOnly`, the .d.ts files alone.
+ */
+export function buildLibrary(outDir: string, declarationsOnly = false): void {
+  const args = [
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    outDir,
+    ...(declarationsOnly ? ['--emitDeclarationOnly'] : []),
+  ];
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), ...args], {
+    cwd: REPO,
+    stdio: 'pipe',
+    timeout: 120_000,
+  });
+}
+
+/**
  * `npm pack` into `destination` (npm runs `prepack`, which builds `dist/`); returns the tarball's path.
  * `--json` sends the lifecycle scripts' output to stderr; the tarball is found by listing the folder.
  */

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RedisNodes, startRedisNodes } from '../support';
+import { NEST_CLI_COMPILER_OPTIONS } from '../docs/snippets';
 import { installInto, packInto, tarballFiles, tsc } from './packed-package';
 
 /**
@@ -25,15 +26,9 @@ const DEPENDENCIES = [
 /** A CommonJS app as the Nest CLI sets one up (decorators, metadata, strict), checking the library's d.ts. */
 const TSCONFIG = {
   compilerOptions: {
-    target: 'ES2022',
-    module: 'commonjs',
-    moduleResolution: 'node',
-    strict: true,
-    experimentalDecorators: true,
-    emitDecoratorMetadata: true,
-    esModuleInterop: true,
+    ...NEST_CLI_COMPILER_OPTIONS,
+    noEmit: false,
     skipLibCheck: false,
-    types: ['node'],
     rootDir: 'src',
     outDir: 'dist',
   },
@@ -223,6 +218,16 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
       '@opentelemetry/api': { optional: true },
     });
     expect(manifest.dependencies).toBeUndefined();
+    // The bin (`npx nestjs-redlock dev-redis`) ships, and runs from the installed copy.
+    expect(manifest.bin).toEqual({ 'nestjs-redlock': 'dist/cli/index.js' });
+    const usage = execFileSync(
+      process.execPath,
+      [path.join(installed, 'dist', 'cli', 'index.js'), '--help'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(usage).toMatch(/^Usage: nestjs-redlock dev-redis/);
   });
 
   it('its declarations carry no internals (stripInternal)', () => {

@@ -1,4 +1,5 @@
 export { freePort } from './free-port';
+export { nodeUptimes, waitForNodeAge } from './node-age';
 export { Progress, reportProgress } from './progress';
 export { startRedisNodes } from './provision';
 export { startTcpProxy } from './tcp-proxy';

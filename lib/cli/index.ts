@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+/**
+ * The package's command (`bin` in package.json), for development only; not part of the library's exports:
+ *
+ *   npx nestjs-redlock dev-redis                  3 nodes on localhost:6379, :6380, :6381 (the README's)
+ *   npx nestjs-redlock dev-redis --nodes 5 --port 7000
+ *
+ * Starts redis-server processes from the PATH, prints the `RedlockModule.forRoot([...])` line, and stops
+ * them on Ctrl-C. The repository's `npm run dev:redis` prints the same through the test harness.
+ */
+import { serveNodes, startLocalNodes } from './dev-redis';
+
+export { banner, serveNodes, startLocalNodes } from './dev-redis';
+export type { DevNodes } from './dev-redis';
+
+const USAGE = `Usage: nestjs-redlock dev-redis [--nodes <n>] [--port <first port>]
+
+Starts <n> (default 3) local Redis nodes without persistence, from redis-server on the PATH, on ports
+<first port> (default 6379), <first port> + 1, ... (--port 0: free ports), prints the
+RedlockModule.forRoot([...]) line for them and waits; Ctrl-C stops them.`;
+
+/** `--nodes 5 --port 7000` → { nodes: 5, port: 7000 }; throws with the usage on anything else. */
+function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: number } {
+  const parsed = { nodes: 3, port: 6379 };
+  for (let i = 0; i < args.length; i += 2) {
+    const [flag, value] = [args[i], args[i + 1]];
+    const number = Number(value);
+    if (flag === '--nodes' && Number.isInteger(number) && number >= 1 && number <= 9) parsed.nodes = number;
+    else if (flag === '--port' && Number.isInteger(number) && number >= 0 && number <= 65535 - 9) {
+      parsed.port = number;
+    } else {
+      throw new Error(`nestjs-redlock dev-redis: unexpected ${flag} ${value ?? ''}\n\n${USAGE}`);
+    }
+  }
+  return parsed;
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const [command, ...args] = argv;
+  if (command !== 'dev-redis') {
+    process.stdout.write(`${USAGE}\n`);
+    if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 1;
+    return;
+  }
+  const { nodes, port } = parseDevRedisArgs(args);
+  await serveNodes(
+    'nestjs-redlock dev-redis',
+    () => startLocalNodes(nodes, port),
+    (started) => `${started.urls.length} Redis node(s), redis-server from the PATH`,
+  );
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
