@@ -46,7 +46,9 @@ export class ReleaseChannels {
           idle.push(channel);
         }
       }
-      if (idle.length > 0 && subscriber.status === 'ready')
+      // Also while (re)connecting: the offline queue sends it after a SUBSCRIBE still queued (one that timed
+      // out under load), which would otherwise leave the channel subscribed on that connection for good.
+      if (idle.length > 0 && subscriber.status !== 'end')
         subscriber.unsubscribe(...idle).catch(() => undefined);
     };
     if (fresh.length > 0) {
