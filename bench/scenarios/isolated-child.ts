@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? '') as IsolatedJob;
   const impl = IMPLEMENTATIONS.find((candidate) => candidate.name === job.impl);
   if (!impl) throw new Error(`no implementation named ${job.impl}`);
-  const admins = job.urls.map((url) => new Redis(url, ADMIN_CLIENT_OPTIONS));
+  const admins = job.urls.map((url) => new Redis(url, ADMIN_CLIENT_OPTIONS).on('error', () => undefined));
   try {
     log(`${RESULT_MARKER}${encodeRow(await measure(job, impl, admins))}`);
   } finally {

@@ -74,13 +74,14 @@ function buildChild(): { entry: ChildEntry; dispose(): void } {
 /**
  * Runs `job` in a child process (node --expose-gc) and resolves its result row. The child's stdout and stderr
  * lines go to `log`. Rejects with the reason when the child cannot start, exits without a result, or is still
- * running after `timeoutMs` (it is then killed).
+ * running after `timeoutMs` (it is then killed); a child still running `exitGraceMs` after its result is
+ * killed too (and said so), its result kept.
  */
 export function runInChild(
   entry: ChildEntry,
   job: IsolatedJob,
   log: (message: string) => void,
-  timeoutMs: number,
+  { timeoutMs, exitGraceMs = EXIT_GRACE_MS }: { timeoutMs: number; exitGraceMs?: number },
 ): Promise<Record<string, number>> {
   const child = spawn(process.execPath, ['--expose-gc', entry.file, JSON.stringify(job)], {
     // stdin stays open: the child exits when it closes, so it cannot outlive this process.
@@ -104,9 +105,9 @@ export function runInChild(
       else {
         result = decodeRow(line.slice(RESULT_MARKER.length));
         grace = setTimeout(() => {
-          log(`   ${job.impl}: its process did not exit ${EXIT_GRACE_MS / 1000} s after its result; killed`);
+          log(`   ${job.impl}: its process did not exit ${exitGraceMs / 1000} s after its result; killed`);
           child.kill('SIGKILL');
-        }, EXIT_GRACE_MS);
+        }, exitGraceMs);
       }
     });
     readline.createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -151,7 +152,9 @@ export async function eachInOwnProcess(
     for (const impl of impls) {
       log(`  ${label} · ${impl.name} (own process)`);
       try {
-        rows[impl.name] = await runInChild(child.entry, job(impl), log, TIMEOUT_MS[scale.name]);
+        rows[impl.name] = await runInChild(child.entry, job(impl), log, {
+          timeoutMs: TIMEOUT_MS[scale.name],
+        });
       } catch (error) {
         const reason = (error as Error).message;
         log(`   ${impl.name} failed: ${reason}`);
