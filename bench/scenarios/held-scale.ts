@@ -2,16 +2,19 @@ import type Redis from 'ioredis';
 import type { BenchLock } from '../adapters';
 import { settledHeap } from '../gc';
 import { waitForNodeAge } from '../../test/support';
-import { adminClients, redisCpuSeconds } from '../redis-cpu';
-import { withImplementations } from '../rounds';
+import { redisCpuSeconds } from '../redis-cpu';
 import { forEachConcurrently, now, sleep } from '../timing';
+import { eachInOwnProcess } from './isolated';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
 
 const TITLE = 'Held locks at scale: cost per held, auto-extended lock';
 const KB = 1024;
 
-/** `count` locks held at once through `holdWhile` for `holdMs`; CPU and memory per held lock. */
-async function holdMany(
+/**
+ * `count` locks held at once through `holdWhile` for `holdMs`; CPU and memory per held lock. Run in the
+ * implementation's own process (isolated-child.ts), every count one after another.
+ */
+export async function holdMany(
   lock: BenchLock,
   count: number,
   ttl: number,
@@ -78,28 +81,13 @@ export const heldScale: Scenario = {
     const { ttl, holdMs } = scale.heldScale;
     const counts = countsOf(scale.heldScale);
     await waitForNodeAge(nodes, Math.max(ttl, scale.ttl), log);
-    const rows: Record<string, Record<string, number>> = {};
-    const admins = adminClients(nodes, urls.length);
-    try {
-      // One implementation and one count at a time: the heap and the CPU are the process's.
-      for (const impl of impls) {
-        rows[impl.name] = {};
-        for (const count of counts) {
-          log(`  8 held locks · ${impl.name} · ${count}`);
-          await nodes.flushAll();
-          Object.assign(
-            rows[impl.name],
-            await withImplementations(
-              [impl],
-              { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
-              ([lock]) => holdMany(lock, count, ttl, holdMs, admins),
-            ),
-          );
-        }
-      }
-    } finally {
-      for (const admin of admins) admin.disconnect();
-    }
+    // One implementation at a time, each in a process of its own (its counts in order, in that process):
+    // the heap, the RSS and the CPU are the process's.
+    const { rows, failures } = await eachInOwnProcess(
+      impls,
+      (impl) => ({ scenario: 'heldScale', impl: impl.name, urls, scale, counts }),
+      { scale, log, label: '8 held locks' },
+    );
     const metrics: Metric[] = counts.flatMap((count): Metric[] => [
       { key: `cpuPct${count}`, label: `client CPU, ${count} held`, unit: '%', better: 'lower' },
       { key: `cpuUs${count}`, label: `client CPU per held lock, ${count}`, unit: 'µs/s', better: 'lower' },
@@ -132,9 +120,14 @@ export const heldScale: Scenario = {
         `${urls.length} nodes; ${counts.join(' / ')} distinct resources acquired (200 at a time) with a ${ttl} ms ` +
           `ttl through each implementation's using() and held ${holdMs} ms after the last was acquired. CPU ` +
           'per held lock is user+system time over the hold divided by its length and by the count (µs per ' +
-          'second held), for this process and for the Redis nodes together; heap (after a full GC) and RSS ' +
-          'per held lock are deltas from just before acquiring, divided by the count. Implementations whose ' +
-          'auto-extension renews only near the end of the ttl may not renew at all within the hold.',
+          "second held), for the implementation's process and for the Redis nodes together; heap (after a " +
+          'full GC) and RSS per held lock are deltas from just before acquiring, divided by the count. ' +
+          'Implementations whose auto-extension renews only near the end of the ttl may not renew at all ' +
+          'within the hold.',
+        'Each implementation ran in a Node process of its own, started for it (its counts one after another ' +
+          'in that process), so RSS deltas are comparable: a process keeps the pages it has taken, and an ' +
+          'implementation measured after another in the same process would reuse them.',
+        ...failures,
       ],
     };
   },

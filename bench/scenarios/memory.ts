@@ -2,9 +2,9 @@ import type Redis from 'ioredis';
 import { BASELINE, BenchLock } from '../adapters';
 import { gcAvailable, settledHeap } from '../gc';
 import { waitForNodeAge } from '../../test/support';
-import { adminClients, redisCpuSeconds } from '../redis-cpu';
-import { withImplementations } from '../rounds';
+import { redisCpuSeconds } from '../redis-cpu';
 import { forEachConcurrently, now, sleep } from '../timing';
+import { eachInOwnProcess } from './isolated';
 import type { BenchContext, Scenario, ScenarioResult } from './types';
 
 const MB = 1024 * 1024;
@@ -23,7 +23,8 @@ async function distinctCycles(lock: BenchLock, tag: string, count: number, concu
   return failures;
 }
 
-async function measureOne(
+/** One implementation's pass, run in a process of its own (isolated-child.ts). */
+export async function measureOne(
   lock: BenchLock,
   profile: BenchContext['scale']['memory'],
   ttl: number,
@@ -96,21 +97,12 @@ export const memory: Scenario = {
   title: TITLE,
   async run({ scale, urls, nodes, impls, log }: BenchContext): Promise<ScenarioResult> {
     await waitForNodeAge(nodes, Math.max(scale.memory.heldTtl, scale.ttl), log);
-    const rows: Record<string, Record<string, number>> = {};
-    const admins = adminClients(nodes, urls.length);
-    try {
-      // One implementation at a time: the heap is the process's, so nothing else may run meanwhile.
-      for (const impl of impls) {
-        log(`  7 memory · ${impl.name}`);
-        rows[impl.name] = await withImplementations(
-          [impl],
-          { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
-          ([lock]) => measureOne(lock, scale.memory, scale.ttl, admins),
-        );
-      }
-    } finally {
-      for (const admin of admins) admin.disconnect();
-    }
+    // One implementation at a time, each in a process of its own: the heap and the RSS are the process's.
+    const { rows, failures } = await eachInOwnProcess(
+      impls,
+      (impl) => ({ scenario: 'memory', impl: impl.name, urls, scale }),
+      { scale, log, label: '7 memory' },
+    );
     const { cycles, peerCycles, concurrency, held, heldTtl, holdMs } = scale.memory;
     return {
       id: 'memory',
@@ -143,15 +135,18 @@ export const memory: Scenario = {
           gcAvailable ? '' : ' — GC could not be exposed in this runtime, so they are noisy'
         }; growth is measured over ${cycles} acquire + release cycles for nestjs-redlock (${peerCycles} for ` +
           `the others, to keep the run short), each on a resource never used before (${concurrency} at a ` +
-          'time), after a warm-up. One pass per implementation (the process heap is shared, ' +
-          'so implementations run one after another, not interleaved).',
+          'time), after a warm-up. One pass per implementation, each in a Node process of its own started ' +
+          'for it, one after another: a process keeps the pages it has taken (RSS does not shrink after a GC), ' +
+          'so in a shared process the implementations measured later would reuse them and show smaller RSS ' +
+          'deltas; in their own processes the heap and RSS deltas are comparable.',
         `Held locks: ${held} distinct resources acquired (200 at a time) with a ${heldTtl} ms ttl through each ` +
           `implementation's using() (auto-extension on, each by its own policy below) and held ${holdMs} ms ` +
           'after the last was acquired; "locks not held" counts using() calls that failed or reported the lock ' +
           'lost (renewals that did not get through). CPU is user+system time over that hold as % of one core, ' +
-          'for this process (the client) and for the Redis nodes together; heap/RSS are deltas from just ' +
-          'before acquiring.',
+          "for the implementation's process (the client) and for the Redis nodes together; heap/RSS are " +
+          'deltas from just before acquiring.',
         `Auto-extension: ${impls.map((impl) => `${impl.name} — ${impl.extension}`).join('; ')}.`,
+        ...failures,
       ],
     };
   },

@@ -1,16 +1,20 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { IMPLEMENTATIONS } from '../../bench/adapters';
+import { IMPLEMENTATIONS, ImplName, Implementation } from '../../bench/adapters';
 import { scaleProfile } from '../../bench/config';
 import { runBench } from '../../bench/run';
 import { runFiles, runMany } from '../../bench/multi-run';
 import { DocFiles, TABLE_END, TABLE_START } from '../../bench/report/docs';
+import { scenarioTable } from '../../bench/report/markdown';
 import { BenchRun, BenchSummary, loadRuns, summarize, summaryMarkdown } from '../../bench/report/summary';
 import { TARGETS, checkTargets } from '../../bench/report/targets';
 import type { BenchResults } from '../../bench/report/types';
 import { writeRun, writeSummary } from '../../bench/report/write';
 import { Metric, SCENARIOS, ScenarioId, ScenarioResult } from '../../bench/scenarios';
+import { RESULT_MARKER, eachInOwnProcess, encodeRow, runInChild } from '../../bench/scenarios/isolated';
+import { memory } from '../../bench/scenarios/memory';
+import { startRedisNodes } from '../support';
 
 /**
  * The benchmark (`npm run bench`) is not part of the tests, but this runs every scenario through the same
@@ -148,6 +152,117 @@ describe('bench smoke (BENCH_SCALE=smoke)', () => {
     expect(svg.trim().endsWith('</svg>')).toBe(true);
     expect(svg).not.toMatch(/NaN|undefined/);
     expect(svg.match(/<rect [^>]*fill="#e0234e"/g)?.length).toBeGreaterThanOrEqual(3);
+  });
+
+  describe('scenarios 7 and 8: each implementation in a process of its own', () => {
+    const smoke = scaleProfile('smoke');
+    const unknown: Implementation = { ...IMPLEMENTATIONS[1], name: 'no-such-impl' as ImplName };
+    const job = { scenario: 'memory' as const, impl: unknown.name, urls: [], scale: smoke };
+    let dir: string;
+    beforeAll(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redlock-bench-child-'))));
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /** A child entry point that runs `code` (plain JavaScript). */
+    function entry(name: string, code: string) {
+      const file = path.join(dir, `${name}.js`);
+      fs.writeFileSync(file, code);
+      return { file, nodePath: '' };
+    }
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const pidIn = (lines: string[]) =>
+      Number(/^pid (\d+)$/.exec(lines.find((l) => l.startsWith('pid ')) ?? '')?.[1]);
+
+    it('the notes say so', () => {
+      for (const id of ['memory', 'heldScale'] as const)
+        expect(results.scenarios[id]!.notes.join(' ')).toMatch(/process of its own/);
+    });
+
+    it("a child's log lines reach the log; one that fails gives its reason; one that hangs is killed at the timeout", async () => {
+      const lines: string[] = [];
+      const failing = entry(
+        'failing',
+        "console.log('hello from the child'); console.error('Error: boom'); process.exit(3);",
+      );
+      await expect(runInChild(failing, job, (l) => lines.push(l), { timeoutMs: 10_000 })).rejects.toThrow(
+        'its process exited with code 3 without a result: Error: boom',
+      );
+      expect(lines).toContain('hello from the child');
+
+      const hanging = entry(
+        'hanging',
+        "console.log('pid ' + process.pid); setInterval(() => undefined, 1000);",
+      );
+      const hung: string[] = [];
+      await expect(runInChild(hanging, job, (l) => hung.push(l), { timeoutMs: 1_000 })).rejects.toThrow(
+        'its process did not finish within 1 s (killed) without a result',
+      );
+      expect(alive(pidIn(hung))).toBe(false);
+    });
+
+    it('a result is kept (NaN and ∞ too) from a child that does not exit after it, which is killed', async () => {
+      const row = { a: 1.5, nan: NaN, inf: Infinity };
+      const lingering = entry(
+        'lingering',
+        `console.log('pid ' + process.pid); console.log(${JSON.stringify(RESULT_MARKER + encodeRow(row))}); setInterval(() => undefined, 1000);`,
+      );
+      const lines: string[] = [];
+      const got = await runInChild(lingering, job, (l) => lines.push(l), {
+        timeoutMs: 10_000,
+        exitGraceMs: 200,
+      });
+      expect(got).toEqual(row);
+      expect(lines.some((l) => /did not exit 0.2 s after its result; killed/.test(l))).toBe(true);
+      expect(alive(pidIn(lines))).toBe(false);
+    });
+
+    it('every process failing: an error with the reason (the scenario is then skipped with it)', async () => {
+      await expect(
+        eachInOwnProcess([unknown], () => job, { scale: smoke, log: () => undefined, label: '7 memory' }),
+      ).rejects.toThrow(
+        /every implementation's process failed; no-such-impl: no figures — .*no implementation named no-such-impl/,
+      );
+    });
+
+    it('one process failing: that implementation gets an empty row and a note with the reason, the others their figures', async () => {
+      const nodes = await startRedisNodes(3);
+      try {
+        const scenario = await memory.run({
+          scale: smoke,
+          nodes,
+          urls: nodes.urls,
+          impls: [IMPLEMENTATIONS[0], unknown],
+          results: {},
+          log: () => undefined,
+        });
+        expect(scenario.status).toBe('ok');
+        expect(Object.keys(scenario.rows)).toEqual([IMPLEMENTATIONS[0].name, unknown.name]);
+        expect(scenario.rows[unknown.name]).toEqual({});
+        expect(scenario.notes).toContainEqual(
+          expect.stringMatching(/^no-such-impl: no figures — .*no implementation named/),
+        );
+        expectFiniteFigures({
+          ...scenario,
+          rows: { [IMPLEMENTATIONS[0].name]: scenario.rows[IMPLEMENTATIONS[0].name] },
+        });
+        // Its row in the table: a dash per figure.
+        const row = scenarioTable(scenario).find((line) => line.startsWith('| no-such-impl |'))!;
+        expect(
+          row
+            .split('|')
+            .slice(2, -1)
+            .map((cell) => cell.trim()),
+        ).toEqual(scenario.metrics.map(() => '—'));
+      } finally {
+        await nodes.stop();
+      }
+    }, 60_000);
   });
 
   describe('several runs: k of N, medians, the generated tables', () => {
