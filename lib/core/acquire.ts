@@ -139,7 +139,7 @@ export async function acquireWithRetries(
         return { kind: 'failed', attempt, attempts, elapsed, ...wakesOf(waiter) };
       }
       // Not awaited: on each node it is sent before the next attempt's acquire, on the same connection.
-      void releaseOnAll(plan, request.keys, request.owner);
+      void releaseOnAll(plan, request.keys, request.owner, true);
       if (delay > 0) await waiter.sleep(delay, signal, !split);
     }
   } finally {

@@ -12,8 +12,9 @@ export interface LuaScript {
   readonly sha: string;
   /**
    * Always sent in full (EVAL), never by digest. A call by digest that meets an empty script cache is re-sent
-   * after the NOSCRIPT answer, and commands sent in between run first: a release re-sent that way could run
-   * after the next attempt's acquire under the same owner value and delete the key that acquire just won.
+   * after the NOSCRIPT answer, and commands sent in between run first: a release between two attempts re-sent
+   * that way could run after the next attempt's acquire under the same owner value and delete the key that
+   * acquire just won ({@link RELEASE_BEFORE_RETRY_SCRIPT}).
    */
   readonly sendInFull: boolean;
 }
@@ -240,8 +241,14 @@ for i = 1, #KEYS do
 end
 return deleted
 `,
-  true,
 );
+
+/**
+ * RELEASE, always sent in full: for the release between two attempts of one acquisition, whose owner value
+ * the next attempt's acquire (sent right after it) writes again. Every other release is of an owner value
+ * that is never written again, so a re-send after NOSCRIPT that runs late still deletes nothing but its own.
+ */
+export const RELEASE_BEFORE_RETRY_SCRIPT: LuaScript = { ...RELEASE_SCRIPT, sendInFull: true };
 
 /** RELEASE's KEYS and ARGV. */
 export function releaseCall(keys: readonly string[], owner: string): ScriptCall {

@@ -58,12 +58,13 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
   it('the restart guard works per slot: markers in the lock slot (no CROSSSLOT); a primary restarted empty refuses', async () => {
     const redlock = new Redlock([client], {
       ttl: 2_000,
-      restartGuard: 2_000,
+      // Longer than a restart plus the cluster settling takes on a loaded machine, so the refusal is seen.
+      restartGuard: 6_000,
       logger: false,
       nodeTimeout: 500,
     });
     try {
-      const lock = await redlock.acquire('cluster:guarded', { wait: 3_000 });
+      const lock = await redlock.acquire('cluster:guarded', { wait: 10_000 });
       await redlock.release(lock);
       const slot = slotOf('redlock:{cluster:guarded}');
       const primary = await cluster.primaryOf(slot);
@@ -73,7 +74,7 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       await cluster.waitUntilOk();
       expect(await cluster.primaryOf(slot)).toBe(primary);
       let refused: unknown;
-      const deadline = Date.now() + 5_000;
+      const deadline = Date.now() + 6_000;
       while (Date.now() < deadline) {
         refused = await redlock.acquire('cluster:guarded', { wait: 0 }).catch((e: unknown) => e);
         if (refused instanceof QuorumUnavailableError && refused.votes[0].outcome === 'refused') break;

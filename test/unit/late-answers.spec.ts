@@ -70,3 +70,47 @@ describe('an "acquired" answer that arrives after the lock was released', () => 
     passedIn.disconnect();
   });
 });
+
+/** A node that answers every acquire the same way and records how each release was marked. */
+class RecordingNode implements LockNode {
+  readonly ordered = true;
+  readonly releases: ('before retry' | 'final')[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly reply: AcquireReply,
+  ) {}
+
+  async acquire(): Promise<AcquireReply> {
+    return this.reply;
+  }
+  async fence(): Promise<boolean> {
+    return true;
+  }
+  async extend(): Promise<boolean> {
+    return true;
+  }
+  async release(_keys: readonly string[], _owner: string, beforeRetry?: boolean): Promise<number> {
+    this.releases.push(beforeRetry ? 'before retry' : 'final');
+    return 1;
+  }
+}
+
+describe('which releases are marked as followed by a retry of the same owner value', () => {
+  it('only those between two attempts; the last one of a failed acquisition and release() are final', async () => {
+    const busy: AcquireReply = { outcome: 'busy', holderTtl: 10_000 };
+    const free = new RecordingNode('a:1', { outcome: 'acquired', token: 0 });
+    const nodes = [free, new RecordingNode('b:1', busy), new RecordingNode('c:1', busy)];
+    const redlock = new Redlock(nodes, { logger: false, restartGuard: false, retryDelay: 5 });
+    await expect(redlock.acquire('contended', { wait: 60 })).rejects.toThrow(/held by another owner/);
+    const attempts = free.releases.length;
+    expect(attempts).toBeGreaterThan(1); // the scenario happened: it retried
+    expect(free.releases).toEqual([...Array(attempts - 1).fill('before retry'), 'final']);
+
+    const winner = new Redlock([free], { logger: false, restartGuard: false });
+    free.releases.length = 0;
+    await winner.release(await winner.acquire('free'));
+    expect(free.releases).toEqual(['final']);
+    await Promise.all([redlock.quit(), winner.quit()]);
+  });
+});
