@@ -613,9 +613,11 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       const caught = await firstDisagreement(
         SEED ^ 0xa6e0,
         (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'data-age-head-start' }),
+        // Only a data-age marker lost and re-made shows this mutation: some seeds need a few thousand operations.
+        4000,
       );
       expect(caught).toBeInstanceOf(Disagreement);
       expect(String(caught)).toMatch(/data-age|G:since/);
-    }, 60_000);
+    }, 120_000);
   });
 });
