@@ -2,8 +2,7 @@ import type Redis from 'ioredis';
 import type { BenchLock } from '../adapters';
 import { settledHeap } from '../gc';
 import { waitForNodeAge } from '../../test/support';
-import { redisCpuSeconds } from '../redis-cpu';
-import { forEachConcurrently, now, sleep } from '../timing';
+import { holdAtOnce } from './hold-at-once';
 import { eachInOwnProcess } from './isolated';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
 
@@ -23,43 +22,16 @@ export async function holdMany(
 ): Promise<Record<string, number>> {
   const heap0 = await settledHeap();
   const rss0 = process.memoryUsage().rss;
-  let releaseAll!: () => void;
-  const gate = new Promise<void>((resolve) => (releaseAll = resolve));
-  const holders: Promise<void>[] = [];
-  let failures = 0;
-  await forEachConcurrently(count, 200, (i) => {
-    return new Promise<void>((entered) => {
-      const holder = lock.holdWhile(`s8:${lock.name}:${count}:${i}`, ttl, () => {
-        entered();
-        return gate;
-      });
-      holders.push(
-        holder.catch(() => {
-          failures++;
-          entered();
-        }),
-      );
-    });
-  });
-  const heap = await settledHeap();
-  const rss = process.memoryUsage().rss;
-  const redis0 = await redisCpuSeconds(admins);
-  const cpu0 = process.cpuUsage();
-  const w0 = now();
-  await sleep(holdMs);
-  const cpu = process.cpuUsage(cpu0);
-  const wall = now() - w0;
-  const redisCpu = (await redisCpuSeconds(admins)) - redis0;
-  releaseAll();
-  await Promise.all(holders);
+  const hold = await holdAtOnce(lock, `s8:${lock.name}:${count}`, count, ttl, holdMs, admins);
+  const wall = hold.wallMs;
   const perLockUs = (us: number) => us / (wall / 1000) / count;
   return {
-    [`cpuPct${count}`]: ((cpu.user + cpu.system) / 1000 / wall) * 100,
-    [`cpuUs${count}`]: perLockUs(cpu.user + cpu.system),
-    [`redisUs${count}`]: perLockUs(redisCpu * 1e6),
-    [`heapKB${count}`]: (heap - heap0) / KB / count,
-    [`rssKB${count}`]: (rss - rss0) / KB / count,
-    [`failures${count}`]: failures,
+    [`cpuPct${count}`]: (hold.clientCpuUs / 1000 / wall) * 100,
+    [`cpuUs${count}`]: perLockUs(hold.clientCpuUs),
+    [`redisUs${count}`]: perLockUs(hold.redisCpuSeconds * 1e6),
+    [`heapKB${count}`]: (hold.heap - heap0) / KB / count,
+    [`rssKB${count}`]: (hold.rss - rss0) / KB / count,
+    [`failures${count}`]: hold.failures,
   };
 }
 

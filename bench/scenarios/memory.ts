@@ -2,8 +2,8 @@ import type Redis from 'ioredis';
 import { BASELINE, BenchLock } from '../adapters';
 import { gcAvailable, settledHeap } from '../gc';
 import { waitForNodeAge } from '../../test/support';
-import { redisCpuSeconds } from '../redis-cpu';
-import { forEachConcurrently, now, sleep } from '../timing';
+import { forEachConcurrently, now } from '../timing';
+import { holdAtOnce } from './hold-at-once';
 import { eachInOwnProcess } from './isolated';
 import type { BenchContext, Scenario, ScenarioResult } from './types';
 
@@ -44,35 +44,7 @@ export async function measureOne(
   // Many locks held at once, each kept alive by the implementation's own auto-extension, then all released.
   const heldBefore = after;
   const rssBefore = process.memoryUsage().rss;
-  let releaseAll!: () => void;
-  const gate = new Promise<void>((resolve) => (releaseAll = resolve));
-  const holders: Promise<void>[] = [];
-  let heldFailures = 0;
-  await forEachConcurrently(held, 200, (i) => {
-    return new Promise<void>((entered) => {
-      const holder = lock.holdWhile(`s7:${lock.name}:held:${i}`, heldTtl, () => {
-        entered();
-        return gate;
-      });
-      holders.push(
-        holder.catch(() => {
-          heldFailures++;
-          entered();
-        }),
-      );
-    });
-  });
-  const heldHeap = await settledHeap();
-  const heldRss = process.memoryUsage().rss;
-  const redis0 = await redisCpuSeconds(admins);
-  const cpu0 = process.cpuUsage();
-  const w0 = now();
-  await sleep(holdMs);
-  const cpu = process.cpuUsage(cpu0);
-  const holdWall = now() - w0;
-  const redisCpu = (await redisCpuSeconds(admins)) - redis0;
-  releaseAll();
-  await Promise.all(holders);
+  const hold = await holdAtOnce(lock, `s7:${lock.name}:held`, held, heldTtl, holdMs, admins);
   const releasedHeap = await settledHeap();
 
   return {
@@ -80,12 +52,12 @@ export async function measureOne(
     growthMB: (after - before) / MB,
     cyclesPerSec: cycles / cyclesSeconds,
     failures,
-    heldHeapMB: (heldHeap - heldBefore) / MB,
-    heldRssMB: (heldRss - rssBefore) / MB,
-    holdCpuPct: ((cpu.user + cpu.system) / 1000 / holdWall) * 100,
-    holdRedisCpuPct: ((redisCpu * 1000) / holdWall) * 100,
+    heldHeapMB: (hold.heap - heldBefore) / MB,
+    heldRssMB: (hold.rss - rssBefore) / MB,
+    holdCpuPct: (hold.clientCpuUs / 1000 / hold.wallMs) * 100,
+    holdRedisCpuPct: ((hold.redisCpuSeconds * 1000) / hold.wallMs) * 100,
     held,
-    heldFailures,
+    heldFailures: hold.failures,
     afterReleaseMB: (releasedHeap - heldBefore) / MB,
   };
 }
