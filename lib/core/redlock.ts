@@ -82,8 +82,8 @@ export class Redlock implements LockOwner {
   private readonly renewals: Renewals;
   /** Releases that resolved at quorum and still wait for their last nodes; quit() lets them finish. */
   private readonly settling = new Set<Promise<unknown>>();
-  /** Told of each lock whose release answered (see `onReleaseSettled`). */
-  private readonly releaseSettled = new Set<(lock: Lock) => void>();
+  /** Told of each lock whose release resolved (see `onReleased`). */
+  private readonly releaseListeners = new Set<(lock: Lock) => void>();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -374,7 +374,7 @@ export class Redlock implements LockOwner {
     try {
       result = await releaseOnQuorum(this.plan, lock.keys, lock.value);
     } finally {
-      for (const listener of this.releaseSettled) listener(lock);
+      for (const listener of this.releaseListeners) listener(lock);
     }
     const { settled } = result;
     this.settling.add(settled);
@@ -397,9 +397,9 @@ export class Redlock implements LockOwner {
    * @internal Calls `listener` with each lock of this instance once its release resolved, whichever way it
    * was released (`release()`, `lock.release()`, `await using`); returns the function that stops it.
    */
-  onReleaseSettled(listener: (lock: Lock) => void): () => void {
-    this.releaseSettled.add(listener);
-    return () => this.releaseSettled.delete(listener);
+  onReleased(listener: (lock: Lock) => void): () => void {
+    this.releaseListeners.add(listener);
+    return () => this.releaseListeners.delete(listener);
   }
 
   /**

@@ -19,7 +19,7 @@ export async function releaseOnAll(
   const result = await askNodes(
     group,
     'release',
-    beforeRetry ? (node) => node.release(keys, owner, true) : (node) => node.release(keys, owner),
+    (node) => node.release(keys, owner, beforeRetry),
     RELEASE_PLAN[nodes.length] ?? { needed: nodes.length, isYes: always, waitForAll: true },
     checkedCount,
   );

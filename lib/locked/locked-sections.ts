@@ -48,8 +48,8 @@ export class LockedSections {
     this.redlock = resolved.redlock;
     this.log = resolved.log;
     // However a held lock is released (the service, `lock.release()`, `await using`), shutdown stops waiting
-    // for it once its release answered.
-    this.redlock.onReleaseSettled((lock) => this.held.delete(lock));
+    // for it once its release resolved.
+    this.redlock.onReleased((lock) => this.held.delete(lock));
   }
 
   /**
