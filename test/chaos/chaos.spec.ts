@@ -14,7 +14,7 @@ import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
 import { ChaosCluster, PhaseRun } from './cluster';
 import { GuardAttempt, restartUnderHolder } from './guard-scenario';
 import { VALIDITY_CONTROL, guardOffPhase, mainPhase, portablePhase, validityOffPhase } from './phases';
-import { NO_INFO_USER } from './protocol';
+import { ClientPhase, NO_INFO_USER } from './protocol';
 import { Random, runSeed } from './random';
 import { chaosProfile, describeOverlaps, phaseLine, safetyViolations, saveLog, violations } from './report';
 import { bareQuorumRestarts, runFaultWindows, slowVictims } from './scheduler';
@@ -67,6 +67,23 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     return `${line}\nlog: ${file}`;
   }
 
+  /** Runs `phase` under random fault windows for `ms`, then analyses and records it (not a control). */
+  async function faultWindowsPhase(
+    c: ChaosCluster,
+    phase: ClientPhase,
+    random: Random,
+    ms: number,
+  ): Promise<{ run: PhaseRun; analysis: PhaseAnalysis }> {
+    const run = await c.runPhase(phase, async () => {
+      const until = c.now() + ms;
+      await delay(300); // clients connect
+      await runFaultWindows(c, random, phase.ttl, until);
+    });
+    const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: phase.ttl, clip: true });
+    record(run, analysis, false);
+    return { run, analysis };
+  }
+
   it(
     'main run: no overlapping holders, no stale token, progress in every window with a healthy quorum',
     async () => {
@@ -75,14 +92,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       const phase = mainPhase(seed);
       // Fresh nodes have uptime 0 and the guard (rightly) refuses them: let them age past the window first.
       await c.waitForUptime(Math.ceil(phase.ttl / 1000) + 1);
-      const random = new Random(seed);
-      const run = await c.runPhase(phase, async () => {
-        const until = c.now() + profile.mainMs;
-        await delay(300); // clients connect
-        await runFaultWindows(c, random, phase.ttl, until);
-      });
-      const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: phase.ttl, clip: true });
-      record(run, analysis, false);
+      const { run, analysis } = await faultWindowsPhase(c, phase, new Random(seed), profile.mainMs);
       const healthy = analysis.windows.filter((w) => w.servedClients.length > 0);
 
       expect(analysis.clientLogs).toEqual([]);
@@ -148,14 +158,12 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
         outcomes.filter((outcome) => outcome !== 'pending').map(() => 'refused'),
       );
       expect(outcomes.filter((outcome) => outcome === 'refused').length).toBeGreaterThanOrEqual(QUORUM);
-      const random = new Random(seed ^ 0x9a7e);
-      const run = await c.runPhase(phase, async () => {
-        const until = c.now() + profile.portableMs;
-        await delay(300); // clients connect
-        await runFaultWindows(c, random, phase.ttl, until);
-      });
-      const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: phase.ttl, clip: true });
-      record(run, analysis, false);
+      const { run, analysis } = await faultWindowsPhase(
+        c,
+        phase,
+        new Random(seed ^ 0x9a7e),
+        profile.portableMs,
+      );
       const markers = await Promise.all(
         c.nodes.nodes
           .filter((node) => node.running && !node.paused)
