@@ -6,7 +6,7 @@ import {
   RedlockClosedError,
 } from './errors';
 import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
-import type { OwnerClaim } from './lock';
+import { OwnerClaim, newOwnerValue } from './lock';
 import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
 import * as messages from './messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from './messages';
@@ -22,8 +22,13 @@ export interface AcquirePlan extends NodeGroup {
   readonly maxRetryDelay: number;
   /** Returns a number in [0, 1): backoff jitter. */
   readonly random: () => number;
-  /** Test-only (negative controls): hand out locks even when no validity is left. Never set it otherwise. */
+  /** @internal Test-only (negative controls): hand out locks even when no validity is left. */
   readonly unsafeSkipValidityCheck: boolean;
+  /**
+   * @internal Test-only (negative control of docs/DESIGN.md §7): every attempt of an acquisition reuses the
+   * first attempt's owner value, as the code did before per-attempt owners.
+   */
+  readonly unsafeReuseOwner: boolean;
 }
 
 /** The result of one acquisition attempt. */
@@ -43,6 +48,9 @@ export type AcquisitionResult = (
       readonly kind: 'acquired';
       readonly attempt: Extract<Attempt, { kind: 'acquired' }>;
       readonly attempts: number;
+      /** The winning attempt's owner value (each attempt has its own, docs/DESIGN.md §7) and its claim. */
+      readonly owner: string;
+      readonly claim: OwnerClaim;
     }
   | {
       readonly kind: 'failed';
@@ -57,7 +65,9 @@ export type AcquisitionResult = (
  * lock it waits for the holder's release announcement (subscribed before the next attempt, so a release
  * cannot slip between the busy answer and the subscription) or for the holder's remaining ttl, whichever
  * comes first; without announcements it falls back to jittered exponential backoff. On failure or abort
- * every key this owner may have written is removed on every node, including nodes that timed out. With
+ * every key this owner may have written is removed on every node, including nodes that timed out. Every
+ * attempt writes an owner value of its own (the first one `request.owner`), so the release of a failed
+ * attempt, whenever a node runs it, can never delete what a later attempt won (docs/DESIGN.md §7). With
  * `retrySplitsOnly`, a lock another owner holds ends the acquisition at once; only split votes and
  * unavailable nodes are retried (a scheduled tick: the holder is running this very tick).
  */
@@ -66,7 +76,6 @@ export async function acquireWithRetries(
   resources: readonly string[],
   request: AcquireRequest,
   wait: number,
-  claim: OwnerClaim,
   signal: AbortSignal | undefined,
   retrySplitsOnly = false,
 ): Promise<AcquisitionResult> {
@@ -77,19 +86,31 @@ export async function acquireWithRetries(
   let splits = 0;
   try {
     for (let attempts = 1; ; attempts++) {
-      throwIfAborted(plan, signal, resources, request, claim);
+      // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
+      throwIfAborted(signal, resources);
       if (waiter) waiter.announced = false;
-      const attempt = await attemptAcquire(plan, request, claim);
+      const current =
+        attempts === 1 || plan.unsafeReuseOwner ? request : { ...request, owner: newOwnerValue() };
+      const claim: OwnerClaim = { abandoned: false };
+      const attempt = await attemptAcquire(plan, current, claim);
       if (attempt.kind === 'acquired') {
         return {
           kind: 'acquired',
           attempt,
           attempts,
+          owner: current.owner,
+          claim,
           wokenByRelease: waiter ? waiter.wokenByRelease : 0,
           wokenByTimer: waiter ? waiter.wokenByTimer : 0,
         };
       }
-      throwIfAborted(plan, signal, resources, request, claim);
+      // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
+      claim.abandoned = !plan.unsafeReuseOwner;
+      if (signal?.aborted) {
+        claim.abandoned = true;
+        void releaseOnAll(plan, current.keys, current.owner);
+        throwIfAborted(signal, resources);
+      }
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
       waiter.failedAttempt(
         Math.max(MIN_RELEASE_GAP, plan.retryDelay),
@@ -135,11 +156,12 @@ export async function acquireWithRetries(
       }
       if (delay === undefined) {
         claim.abandoned = true;
-        await releaseOnAll(plan, request.keys, request.owner);
+        await releaseOnAll(plan, current.keys, current.owner);
         return { kind: 'failed', attempt, attempts, elapsed, ...wakesOf(waiter) };
       }
-      // Not awaited: on each node it is sent before the next attempt's acquire, on the same connection.
-      void releaseOnAll(plan, request.keys, request.owner, true);
+      // Not awaited: the next attempt writes another owner value, so on a node that runs this release after
+      // that attempt's acquire (unordered: a Cluster's redirects, a re-send) it deletes nothing of it (§7).
+      void releaseOnAll(plan, current.keys, current.owner);
       if (delay > 0) await waiter.sleep(delay, signal, !split);
     }
   } finally {
@@ -287,16 +309,8 @@ function undoLate(
   }
 }
 
-function throwIfAborted(
-  plan: NodeGroup,
-  signal: AbortSignal | undefined,
-  resources: readonly string[],
-  request: AcquireRequest,
-  claim: OwnerClaim,
-): void {
+function throwIfAborted(signal: AbortSignal | undefined, resources: readonly string[]): void {
   if (!signal?.aborted) return;
-  claim.abandoned = true;
-  void releaseOnAll(plan, request.keys, request.owner);
   // quit() aborts the instance's own signal with this error: say the instance closed, not the caller.
   if (signal.reason instanceof RedlockClosedError) throw new RedlockClosedError('acquire', resources);
   throw new AcquireAbortedError(resources, signal.reason);

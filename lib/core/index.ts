@@ -3,7 +3,9 @@
  * It reaches nodes only through the `LockNode` port and time only through `Clock`.
  */
 export { Redlock } from './redlock';
-export type { RedlockInternals, RedlockStats } from './redlock';
+export type { RedlockStats } from './redlock';
+/** @internal */
+export type { RedlockInternals } from './redlock';
 export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type { LockNode, AcquireReply, AcquireRequest, ReadyState, ReleaseListener } from './lock-node';

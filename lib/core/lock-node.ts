@@ -52,11 +52,10 @@ export interface LockNode {
   /** Resolves true when every key was still held by `owner` and now has the new ttl. */
   extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean>;
   /**
-   * Resolves the number of keys deleted (only keys held by `owner` are deleted). `beforeRetry`: the next
-   * attempt's acquire of the same owner value follows on this node, so this release must run before it
-   * (an adapter that re-sends commands must not re-send this one after later ones).
+   * Resolves the number of keys deleted (only keys held by `owner` are deleted). The core never writes an
+   * owner value again once it released it, so this may run on the node after commands sent later.
    */
-  release(keys: readonly string[], owner: string, beforeRetry?: boolean): Promise<number>;
+  release(keys: readonly string[], owner: string): Promise<number>;
   /**
    * Optional: calls `listener('released')` when one of `keys` is released on this node, and
    * `listener('lost')` when announcements may have been missed (connection lost). Resolves an unsubscribe

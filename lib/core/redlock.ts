@@ -9,7 +9,7 @@ import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
 import { LocalQueues } from './local-queue';
-import { Lock, LockOwner, OwnerClaim, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
+import { Lock, LockOwner, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
 import { callNode } from './node-contract';
@@ -32,7 +32,7 @@ import { Renewals } from './renewals';
 import { fenceKey, lockKey, normalizeResources } from './resources';
 import { eitherSignal } from './signals';
 
-/** Test and simulation hooks: a different clock and random source. Not for production use. */
+/** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
   clock?: Clock;
   random?: () => number;
@@ -41,6 +41,11 @@ export interface RedlockInternals {
    * that the safety checkers catch the overlaps this causes.
    */
   unsafeSkipValidityCheck?: boolean;
+  /**
+   * UNSAFE, for the negative control of docs/DESIGN.md §7 only: every attempt of an acquisition reuses the
+   * first attempt's owner value, so a release that a node runs late can delete a later attempt's key.
+   */
+  unsafeReuseOwner?: boolean;
 }
 
 /** Counters for metrics and tests. */
@@ -113,6 +118,7 @@ export class Redlock implements LockOwner {
       maxRetryDelay: this.options.maxRetryDelay,
       random: internals.random ?? Math.random,
       unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
+      unsafeReuseOwner: internals.unsafeReuseOwner === true,
     });
     this.waiting = new LocalQueues(clock);
     this.renewals = new Renewals(
@@ -215,12 +221,10 @@ export class Redlock implements LockOwner {
     const keys = resources.map((resource) => lockKey(prefix, resource));
     if (keys.length > 1) this.refuseKeys(keys);
     const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
-    const owner = newOwnerValue();
-    const claim: OwnerClaim = { abandoned: false };
     const request: AcquireRequest = {
       keys,
       fenceKeys,
-      owner,
+      owner: newOwnerValue(),
       ttl: settings.ttl,
       guardWindow: settings.guardWindow,
       guardKey: this.guardKey,
@@ -229,7 +233,7 @@ export class Redlock implements LockOwner {
     // Stops on the caller's signal or on quit(), whichever comes first.
     const stop = eitherSignal(settings.signal, this.lifetime.signal);
     const attempt = (wait: number) =>
-      acquireWithRetries(plan, resources, request, wait, claim, stop.signal, retrySplitsOnly);
+      acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
     let result;
@@ -251,7 +255,7 @@ export class Redlock implements LockOwner {
         resources,
         keys,
         fenceKeys,
-        value: owner,
+        value: result.owner,
         ttl: settings.ttl,
         deadline,
         attempts: result.attempts,
@@ -261,7 +265,7 @@ export class Redlock implements LockOwner {
         const elapsed = plan.clock.now() - began;
         this.events.emit('acquired', { resources, attempts: result.attempts, elapsed, fencingToken: token });
       }
-      return new Lock(grant, claim, this, plan.clock);
+      return new Lock(grant, result.claim, this, plan.clock);
     }
     if (result.attempt.kind === 'busy' && this.events.has('busy')) {
       this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });

@@ -7,19 +7,18 @@ import { checkedCount } from './node-contract';
 /**
  * Deletes `owner`'s keys on every node (owner-checked: another owner's keys are never touched) and waits for
  * every answer or the node timeout. Never rejects: what each node did is in the result. Used for the keys of
- * an acquisition's failed attempts: `beforeRetry` when its next attempt (same owner value) follows.
+ * an acquisition's failed attempts (each attempt's owner value is its own: docs/DESIGN.md §7).
  */
 export async function releaseOnAll(
   group: NodeGroup,
   keys: readonly string[],
   owner: string,
-  beforeRetry = false,
 ): Promise<ReleaseOutcome> {
   const { nodes } = group;
   const result = await askNodes(
     group,
     'release',
-    (node) => node.release(keys, owner, beforeRetry),
+    (node) => node.release(keys, owner),
     RELEASE_PLAN[nodes.length] ?? { needed: nodes.length, isYes: always, waitForAll: true },
     checkedCount,
   );

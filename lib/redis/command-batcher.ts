@@ -22,8 +22,7 @@ const BATCH_FROM_IN_FLIGHT = 8;
  * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
  * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
  * CPU and adds latency when calls are sequential.
- * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed), except
- * for scripts marked `sendInFull`, which always go as EVAL.
+ * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed).
  */
 export class CommandBatcher {
   private inFlight = 0;
@@ -126,7 +125,7 @@ interface ScriptTarget {
 }
 
 /**
- * EVALSHA, or EVAL with the full source when `inFull` (by default for `sendInFull` scripts), with the keys
+ * EVALSHA, or EVAL with the full source when `inFull` (the re-send after NOSCRIPT), with the keys
  * and arguments passed as two arrays: ioredis flattens its arguments one level anyway, so this skips
  * spreading them into the call (its typings only list flat arguments).
  */
@@ -135,7 +134,7 @@ function send(
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
-  inFull = script.sendInFull,
+  inFull = false,
 ): Promise<unknown> {
   const commands = target as unknown as ScriptTarget;
   return (

@@ -11,7 +11,6 @@ import {
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LuaScript,
-  RELEASE_BEFORE_RETRY_SCRIPT,
   RELEASE_SCRIPT,
   ScriptCall,
   acquireCall,
@@ -146,9 +145,8 @@ export class IoredisLockNode implements LockNode {
     );
   }
 
-  release(keys: readonly string[], owner: string, beforeRetry?: boolean): Promise<number> {
-    const script = beforeRetry ? RELEASE_BEFORE_RETRY_SCRIPT : RELEASE_SCRIPT;
-    return this.run(script, releaseCall(keys, owner)).then((raw) =>
+  release(keys: readonly string[], owner: string): Promise<number> {
+    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
       releaseReplyOf(this.name, raw, keys.length),
     );
   }

@@ -10,13 +10,6 @@ import type { AcquireRequest } from '../core';
 export interface LuaScript {
   readonly source: string;
   readonly sha: string;
-  /**
-   * Always sent in full (EVAL), never by digest. A call by digest that meets an empty script cache is re-sent
-   * after the NOSCRIPT answer, and commands sent in between run first: a release between two attempts re-sent
-   * that way could run after the next attempt's acquire under the same owner value and delete the key that
-   * acquire just won ({@link RELEASE_BEFORE_RETRY_SCRIPT}).
-   */
-  readonly sendInFull: boolean;
 }
 
 /** KEYS and ARGV of one script call. */
@@ -25,8 +18,8 @@ export interface ScriptCall {
   readonly args: readonly (string | number)[];
 }
 
-function script(source: string, sendInFull = false): LuaScript {
-  return { source, sha: createHash('sha1').update(source).digest('hex'), sendInFull };
+function script(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 
 /**
@@ -242,13 +235,6 @@ end
 return deleted
 `,
 );
-
-/**
- * RELEASE, always sent in full: for the release between two attempts of one acquisition, whose owner value
- * the next attempt's acquire (sent right after it) writes again. Every other release is of an owner value
- * that is never written again, so a re-send after NOSCRIPT that runs late still deletes nothing but its own.
- */
-export const RELEASE_BEFORE_RETRY_SCRIPT: LuaScript = { ...RELEASE_SCRIPT, sendInFull: true };
 
 /** RELEASE's KEYS and ARGV. */
 export function releaseCall(keys: readonly string[], owner: string): ScriptCall {

@@ -9,13 +9,18 @@ export const REPO = path.resolve(__dirname, '..', '..');
  * The library as `npm run build` builds it (tsconfig.build.json: lib/ only, stripInternal), into `outDir`;
  * with `declarationsOnly`, the .d.ts files alone.
  */
-export function buildLibrary(outDir: string, declarationsOnly = false): void {
+export function buildLibrary(
+  outDir: string,
+  declarationsOnly = false,
+  extraArgs: readonly string[] = [],
+): void {
   const args = [
     '-p',
     'tsconfig.build.json',
     '--outDir',
     outDir,
     ...(declarationsOnly ? ['--emitDeclarationOnly'] : []),
+    ...extraArgs,
   ];
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), ...args], {
     cwd: REPO,

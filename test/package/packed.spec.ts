@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { RedisNodes, startRedisNodes } from '../support';
 import { NEST_CLI_COMPILER_OPTIONS } from '../docs/snippets';
-import { installInto, packInto, tarballFiles, tsc } from './packed-package';
+import { internalDeclarations, leakedInternals } from './internal-declarations';
+import { buildLibrary, installInto, packInto, tarballFiles, tsc } from './packed-package';
 
 /**
  * What ships, tested as a user gets it: `npm pack` (which builds through `prepack`), the tarball installed
@@ -238,7 +239,21 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
       ),
     );
     expect(leaking).toEqual([]);
+    // Every declaration marked @internal in lib/ (test hooks such as unsafeSkipValidityCheck included).
+    expect(internalDeclarations().size).toBeGreaterThan(2);
+    expect(leakedInternals(path.join(installed, 'dist'))).toEqual([]);
   });
+
+  it('negative control: declarations built without stripInternal show those internals to the check', () => {
+    const out = path.join(work, 'unstripped');
+    buildLibrary(out, true, ['--stripInternal', 'false']);
+    expect(leakedInternals(out)).toEqual(
+      expect.arrayContaining([
+        'core/acquire.ts: unsafeSkipValidityCheck',
+        'core/redlock.ts: RedlockInternals',
+      ]),
+    );
+  }, 120_000);
 
   it("type-checks a user's CommonJS app against the installed d.ts (node10 and nodenext resolution)", () => {
     const classic = tsc(app);

@@ -1,5 +1,13 @@
 import { Cluster } from 'ioredis';
-import { InvalidArgumentError, Lock, QuorumUnavailableError, Redlock } from '../../lib';
+import {
+  AcquireReply,
+  AcquireRequest,
+  InvalidArgumentError,
+  Lock,
+  LockNode,
+  QuorumUnavailableError,
+  Redlock,
+} from '../../lib';
 import { slotOf } from '../../lib/redis/cluster-slots';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 
@@ -106,6 +114,43 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
+  // docs/DESIGN.md §7. A Cluster client does not keep send order (MOVED/ASK and TRYAGAIN retries run a command
+  // after later ones): here the release of a waiter's failed attempt runs on the real cluster only after its
+  // next attempt's acquire answered, as such a retry would.
+  async function retryWithLateRelease(internals: { unsafeReuseOwner?: boolean }) {
+    const resource = `cluster:reorder:${internals.unsafeReuseOwner ? 'control' : 'fixed'}`;
+    const key = `redlock:{${resource}}`;
+    const holder = new Redlock([client], { restartGuard: false, logger: false });
+    const inner = holder.nodes[0];
+    const late = new LateReleaseNode(inner);
+    const waiter = new Redlock([late], { restartGuard: false, logger: false, retryDelay: 10 }, internals);
+    try {
+      const held = await holder.acquire(resource, { ttl: 10_000 });
+      const waiting = waiter.acquire(resource, { wait: 10_000 });
+      await late.heldBack; // the waiter's first attempt failed; its release is held back
+      await holder.release(held);
+      const lock = await waiting;
+      await late.ran; // the held-back release ran after the winning acquire
+      const value = await client.get(key);
+      const intruder = await holder.tryAcquire(resource);
+      if (intruder) await holder.release(intruder);
+      await waiter.release(lock);
+      return { late: late.order, held: value === lock.value, intruderGranted: intruder !== null };
+    } finally {
+      await Promise.all([waiter.quit(), holder.quit()]);
+    }
+  }
+
+  it("a failed attempt's release that runs after the next attempt's acquire deletes nothing of it", async () => {
+    const result = await retryWithLateRelease({});
+    expect(result).toEqual({ late: ['acquire', 'acquire', 'release'], held: true, intruderGranted: false });
+  });
+
+  it('negative control: with one owner value across attempts, that late release frees a held lock', async () => {
+    const result = await retryWithLateRelease({ unsafeReuseOwner: true });
+    expect(result).toEqual({ late: ['acquire', 'acquire', 'release'], held: false, intruderGranted: true });
+  });
+
   it('a multi-resource lock whose keys hash to different slots is refused before any traffic, naming hash tags', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false });
     try {
@@ -168,3 +213,56 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     expect(cycles).toBeGreaterThan(before);
   });
 });
+
+/**
+ * A node over a real one that holds back the first release until the next acquire has answered, then runs it:
+ * the order a Cluster client's redirect or retry can give them. Records what ran on the server, in order.
+ */
+class LateReleaseNode implements LockNode {
+  readonly name: string;
+  readonly ordered = false;
+  readonly order: string[] = [];
+  readonly heldBack: Promise<void>;
+  readonly ran: Promise<void>;
+  private held: (() => Promise<number>) | undefined;
+  private done = false;
+  private markHeld!: () => void;
+  private markRan!: () => void;
+
+  constructor(private readonly inner: LockNode) {
+    this.name = `late ${inner.name}`;
+    this.heldBack = new Promise((resolve) => (this.markHeld = resolve));
+    this.ran = new Promise((resolve) => (this.markRan = resolve));
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireReply> {
+    const reply = await this.inner.acquire(request);
+    this.order.push('acquire');
+    const held = this.held;
+    if (held) {
+      this.held = undefined;
+      await held();
+      this.order.push('release');
+      this.markRan();
+    }
+    return reply;
+  }
+  fence(keys: readonly string[], fenceKeys: readonly string[], owner: string, token: number) {
+    return this.inner.fence(keys, fenceKeys, owner, token);
+  }
+  extend(keys: readonly string[], owner: string, ttl: number) {
+    return this.inner.extend(keys, owner, ttl);
+  }
+  release(keys: readonly string[], owner: string): Promise<number> {
+    if (this.done) return this.inner.release(keys, owner);
+    this.done = true;
+    return new Promise((resolve, reject) => {
+      this.held = () =>
+        this.inner.release(keys, owner).then(
+          (n) => (resolve(n), n),
+          (e) => (reject(e), 0),
+        );
+      this.markHeld();
+    });
+  }
+}

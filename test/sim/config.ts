@@ -25,6 +25,12 @@ import type { ServerSpec } from './server';
  * The precise mode takes a second off INFO's whole seconds, so at the simulation's time scale (ttls of
  * 20–200 ms) a node that restarted refuses for the rest of its schedule: `clock-back`, which needs restarted
  * nodes to hand out tokens again, runs the guard in its portable mode (a window measured in ms).
+ *
+ * Reordering (docs/DESIGN.md §7): a quarter of every profile's schedules let requests run after requests sent
+ * later on the same connection. `reorder` makes it frequent among three contending clients with no node
+ * faults and must find nothing; `reorder-reused-owner`, the same with the core's test-only hook that reuses
+ * one owner value across the attempts of an acquisition, must find overlaps (a late release deleting a key
+ * that a later attempt had won and counted).
  */
 export type Profile =
   | 'safe'
@@ -36,7 +42,9 @@ export type Profile =
   | 'skip-validity'
   | 'clock-back'
   | 'short-extend'
-  | 'short-extend-old-deadline';
+  | 'short-extend-old-deadline'
+  | 'reorder'
+  | 'reorder-reused-owner';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -49,6 +57,8 @@ export const PROFILES: readonly Profile[] = [
   'clock-back',
   'short-extend',
   'short-extend-old-deadline',
+  'reorder',
+  'reorder-reused-owner',
 ];
 
 export interface OpSpec {
@@ -101,6 +111,8 @@ export interface WorldConfig {
   readonly clients: readonly ClientSpec[];
   readonly options: RedlockOptions;
   readonly unsafeSkipValidityCheck: boolean;
+  /** The core's test-only hook that reuses one owner value across the attempts of an acquisition. */
+  readonly unsafeReuseOwner: boolean;
   /** Whether nodes offer release announcements (`LockNode.watch`). */
   readonly watch: boolean;
   readonly faults: readonly FaultSpec[];
@@ -117,7 +129,9 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const portable =
     profile === 'safe-portable' || profile === 'guard-early-data-age' || profile === 'clock-back';
   const nodeCount = crashy ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
-  const clientCount = profile === 'skip-validity' ? 3 : rng.int(2, 3);
+  // `reorder` and its control share one configuration: contention, no node faults, frequent reordering.
+  const reorderControl = profile === 'reorder' || profile === 'reorder-reused-owner';
+  const clientCount = profile === 'skip-validity' || reorderControl ? 3 : rng.int(2, 3);
   const ttl = profile === 'drift-beyond' ? rng.int(20, 80) : rng.int(20, 200);
   const driftFactor = rng.pick([0.01, 0.02, 0.05, 0.1]);
   const nodeTimeout = profile === 'skip-validity' ? ttl * 2 : rng.int(3, Math.max(4, Math.floor(ttl / 4)));
@@ -146,6 +160,14 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const slowMax = profile === 'skip-validity' ? ttl * 2 : rng.pick([nodeTimeout * 3, ttl * 1.5]);
   const shortExtend = profile === 'short-extend' || profile === 'short-extend-old-deadline';
   const lossChance = rng.pick(shortExtend ? [0.05, 0.15, 0.3] : [0, 0, 0.01, 0.05, 0.15]);
+  // Reordering fault (docs/DESIGN.md §7): in a quarter of the schedules (all of its control's), requests
+  // sometimes run after requests sent later on the same connection.
+  const reorderChance = reorderControl
+    ? rng.pick([0.1, 0.3, 0.5])
+    : rng.chance(0.25)
+      ? rng.pick([0.02, 0.1, 0.3])
+      : 0;
+  const reorderDelay: [number, number] = [0, Math.max(nodeTimeout, retryDelay * 4)];
   const links = Array.from({ length: clientCount }, () =>
     Array.from({ length: nodeCount }, (): LinkSpec => {
       const lo = rng.real(0.05, 0.5);
@@ -155,6 +177,8 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
         slowChance,
         slowDelay: [nodeTimeout * 0.5, Math.max(nodeTimeout, slowMax)],
         lossChance,
+        reorderChance,
+        reorderDelay,
       };
     }),
   );
@@ -174,7 +198,7 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
 
   const horizon = opsPerClient * ttl * 1.5;
   const faultCount =
-    profile === 'drift-beyond' || profile === 'skip-validity'
+    profile === 'drift-beyond' || profile === 'skip-validity' || reorderControl
       ? 0
       : profile === 'safe' || profile === 'safe-portable'
         ? rng.int(0, 3)
@@ -215,6 +239,7 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
       logger: false,
     },
     unsafeSkipValidityCheck: profile === 'skip-validity',
+    unsafeReuseOwner: profile === 'reorder-reused-owner',
     watch: rng.chance(0.5),
     faults,
   };

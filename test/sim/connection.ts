@@ -11,6 +11,12 @@ export interface LinkSpec {
   readonly slowDelay: readonly [number, number];
   /** Chance that a request (or a reply) is lost. */
   readonly lossChance: number;
+  /**
+   * Chance that a request is re-sent late and runs after requests sent later on this connection (a Cluster
+   * client's MOVED/ASK/TRYAGAIN retry, a re-send after NOSCRIPT or a reconnect), and the extra delay it takes.
+   */
+  readonly reorderChance: number;
+  readonly reorderDelay: readonly [number, number];
 }
 
 /** Subscriptions that are not confirmed within this many ms fail (as `ReleaseChannels` does). */
@@ -19,7 +25,8 @@ const SUBSCRIBE_TIMEOUT = 250;
 /**
  * One client's connection to one {@link VirtualServer}, as the core sees it: a {@link LockNode}. Requests and
  * replies are separate messages, each delayed or lost; each direction is FIFO (a TCP connection), so a
- * request never overtakes an earlier one on the same connection, while different connections are unordered.
+ * request never overtakes an earlier one on the same connection — except a request drawn for the reordering
+ * fault, which runs late, after later ones — while different connections are unordered.
  * A lost request never runs; a lost reply comes after the command ran. Either way the caller sees a timeout
  * or, sometimes, a connection error. A node that is down answers with an error.
  */
@@ -30,6 +37,8 @@ export class Connection implements LockNode {
   /** Until this true time, every message on this link is lost (an asymmetric partition). */
   cutUntil = -1;
   private lastArrival = 0;
+  /** Arrival times of requests re-sent late (the reordering fault) that no later request overtook yet. */
+  private lateArrivals: number[] = [];
   private lastReply = 0;
 
   constructor(
@@ -127,8 +136,22 @@ export class Connection implements LockNode {
         this.maybeReset(reject);
         return;
       }
-      const arrival = Math.max(scheduler.now + this.delay(), this.lastArrival);
-      this.lastArrival = arrival;
+      const { reorderChance, reorderDelay } = this.link;
+      let arrival: number;
+      if (reorderChance > 0 && context.rng.chance(reorderChance)) {
+        // Re-sent late: later requests on this connection overtake it; it does not hold them back.
+        arrival = scheduler.now + this.delay() + context.rng.real(reorderDelay[0], reorderDelay[1]);
+        this.lateArrivals.push(arrival);
+      } else {
+        arrival = Math.max(scheduler.now + this.delay(), this.lastArrival);
+        this.lastArrival = arrival;
+        // Late requests this one overtakes: each counted once, when first overtaken.
+        if (this.lateArrivals.length > 0) {
+          const overtaken = this.lateArrivals.filter((late) => late > arrival).length;
+          counters.reordered += overtaken;
+          this.lateArrivals = this.lateArrivals.filter((late) => late <= arrival && late > scheduler.now);
+        }
+      }
       scheduler.at(arrival, () => {
         const outcome = this.server.deliver(this.id, () => {
           const value = apply();

@@ -27,4 +27,6 @@ export interface SimCounters {
   /** Acquire requests a node refused inside its restart-guard window, by how it decided. */
   refusedUptime: number;
   refusedDataAge: number;
+  /** Requests that ran on their node after requests sent later on the same connection (reordering fault). */
+  reordered: number;
 }

@@ -131,6 +131,7 @@ const SUMMED = [
   'schedules',
   'refusedUptime',
   'refusedDataAge',
+  'reordered',
   'shortExtendFailed',
   'events',
   'operations',

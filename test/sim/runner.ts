@@ -23,6 +23,8 @@ export interface RunSummary {
   /** Node refusals inside the restart-guard window: precise mode (uptime), portable mode (data age). */
   refusedUptime: number;
   refusedDataAge: number;
+  /** Requests a node ran after ones sent later on the same connection (the reordering fault). */
+  reordered: number;
   overlaps: number;
   staleTokens: number;
   anomalies: number;
@@ -95,6 +97,7 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     faults: 0,
     refusedUptime: 0,
     refusedDataAge: 0,
+    reordered: 0,
     overlaps: 0,
     staleTokens: 0,
     anomalies: 0,
@@ -179,6 +182,7 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.faults += result.counters.faults;
   summary.refusedUptime += result.counters.refusedUptime;
   summary.refusedDataAge += result.counters.refusedDataAge;
+  summary.reordered += result.counters.reordered;
   summary.overlaps += result.overlaps;
   summary.staleTokens += result.staleTokens;
   summary.anomalies += result.anomalies.length;
@@ -200,7 +204,8 @@ export function formatSummary(summary: RunSummary): string {
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
     `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
     `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +
-    `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age); ` +
+    `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age; ` +
+    `${summary.reordered} requests reordered); ` +
     `violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
     `${summary.anomalies} anomalies) in ${summary.failedSchedules} schedules`
   );

@@ -127,6 +127,8 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     expect(summary.lost).toBeGreaterThan(0);
     expect(summary.faults).toBeGreaterThan(SCHEDULES / 2);
     expect(summary.lostMessages).toBeGreaterThan(0);
+    // Requests ran after later ones on their connection (the reordering fault of DESIGN §7).
+    expect(summary.reordered).toBeGreaterThan(0);
     // The restart guard ran in its precise mode here (INFO readable) and refused after restarts.
     expect(summary.refusedUptime).toBeGreaterThan(0);
     expect(summary.refusedDataAge).toBe(0);
@@ -178,6 +180,23 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
       expect(summary.overlaps + summary.staleTokens).toBeGreaterThan(0);
     }, 300_000);
   });
+
+  // docs/DESIGN.md §7: a release that a node runs after the next attempt's acquire (a Cluster's redirect, a
+  // re-send) must not delete what that attempt won. Each attempt has its own owner value; the control reuses one.
+  it('requests reordered on their connections among contending clients: no overlapping holders', async () => {
+    const summary = await run('reorder', CONTROL_SCHEDULES);
+    report(summary, false);
+    expect(explain(summary)).toBe('');
+    expect(violations(summary)).toBe(0);
+    expect(summary.reordered).toBeGreaterThan(CONTROL_SCHEDULES);
+    expect(summary.granted).toBeGreaterThan(CONTROL_SCHEDULES);
+  }, 300_000);
+
+  it('control: the same with one owner value reused across attempts → overlapping holders', async () => {
+    const summary = await control('reorder-reused-owner');
+    expect(summary.reordered).toBeGreaterThan(CONTROL_SCHEDULES);
+    expect(summary.overlaps).toBeGreaterThan(0);
+  }, 300_000);
 
   // Found by this simulation (seed 1639): `extend(lock, ttl)` with a ttl shorter than the validity left,
   // when too few answers arrived in time, used to keep the old deadline although nodes that answered late had

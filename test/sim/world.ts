@@ -44,6 +44,7 @@ export class World implements SimContext {
     faults: 0,
     refusedUptime: 0,
     refusedDataAge: 0,
+    reordered: 0,
   };
   readonly lines: string[] = [];
   readonly servers: VirtualServer[];
@@ -90,6 +91,7 @@ export class World implements SimContext {
         clock,
         random: () => rng.next(),
         unsafeSkipValidityCheck: config.unsafeSkipValidityCheck,
+        unsafeReuseOwner: config.unsafeReuseOwner,
       });
       this.clients.push({ id, redlock, clock, ops: spec.ops });
     });

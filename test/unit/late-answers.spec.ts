@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { AcquireReply, LockNode, Redlock } from '../../lib';
+import { AcquireReply, AcquireRequest, LockNode, Redlock } from '../../lib';
 
 /**
  * A node that counts releases and can hold back its acquire answer. Pure bookkeeping of the core (which
@@ -71,17 +71,18 @@ describe('an "acquired" answer that arrives after the lock was released', () => 
   });
 });
 
-/** A node that answers every acquire the same way and records how each release was marked. */
+/** A node that answers every acquire the same way and records the owner value of each call. */
 class RecordingNode implements LockNode {
   readonly ordered = true;
-  readonly releases: ('before retry' | 'final')[] = [];
+  readonly calls: { readonly op: 'acquire' | 'release'; readonly owner: string }[] = [];
 
   constructor(
     readonly name: string,
     private readonly reply: AcquireReply,
   ) {}
 
-  async acquire(): Promise<AcquireReply> {
+  async acquire(request: AcquireRequest): Promise<AcquireReply> {
+    this.calls.push({ op: 'acquire', owner: request.owner });
     return this.reply;
   }
   async fence(): Promise<boolean> {
@@ -90,27 +91,59 @@ class RecordingNode implements LockNode {
   async extend(): Promise<boolean> {
     return true;
   }
-  async release(_keys: readonly string[], _owner: string, beforeRetry?: boolean): Promise<number> {
-    this.releases.push(beforeRetry ? 'before retry' : 'final');
+  async release(_keys: readonly string[], owner: string): Promise<number> {
+    this.calls.push({ op: 'release', owner });
     return 1;
   }
 }
 
-describe('which releases are marked as followed by a retry of the same owner value', () => {
-  it('only those between two attempts; the last one of a failed acquisition and release() are final', async () => {
+/** Owner values written again after a release of them was sent: what DESIGN §7 rules out. */
+function rewrittenAfterRelease(calls: RecordingNode['calls']): string[] {
+  const released = new Set<string>();
+  const found: string[] = [];
+  for (const call of calls) {
+    if (call.op === 'release') released.add(call.owner);
+    else if (released.has(call.owner)) found.push(call.owner);
+  }
+  return found;
+}
+
+describe('every attempt of an acquisition writes an owner value of its own (docs/DESIGN.md §7)', () => {
+  async function contend(internals: { unsafeReuseOwner?: boolean }) {
     const busy: AcquireReply = { outcome: 'busy', holderTtl: 10_000 };
     const free = new RecordingNode('a:1', { outcome: 'acquired', token: 0 });
     const nodes = [free, new RecordingNode('b:1', busy), new RecordingNode('c:1', busy)];
-    const redlock = new Redlock(nodes, { logger: false, restartGuard: false, retryDelay: 5 });
+    const redlock = new Redlock(nodes, { logger: false, restartGuard: false, retryDelay: 5 }, internals);
     await expect(redlock.acquire('contended', { wait: 60 })).rejects.toThrow(/held by another owner/);
-    const attempts = free.releases.length;
-    expect(attempts).toBeGreaterThan(1); // the scenario happened: it retried
-    expect(free.releases).toEqual([...Array(attempts - 1).fill('before retry'), 'final']);
+    await redlock.quit();
+    return free.calls;
+  }
 
-    const winner = new Redlock([free], { logger: false, restartGuard: false });
-    free.releases.length = 0;
-    await winner.release(await winner.acquire('free'));
-    expect(free.releases).toEqual(['final']);
-    await Promise.all([redlock.quit(), winner.quit()]);
+  it('a failed attempt is released under its own value, which no later attempt writes again', async () => {
+    const calls = await contend({});
+    const acquires = calls.filter((call) => call.op === 'acquire').map((call) => call.owner);
+    expect(acquires.length).toBeGreaterThan(1); // the scenario happened: it retried
+    expect(new Set(acquires).size).toBe(acquires.length);
+    expect(rewrittenAfterRelease(calls)).toEqual([]);
+    // Each attempt's value is released once, after its acquire.
+    const releases = calls.filter((call) => call.op === 'release').map((call) => call.owner);
+    expect(releases).toEqual(acquires);
+  });
+
+  it('negative control: with the owner value reused across attempts, the checker finds rewrites', async () => {
+    const calls = await contend({ unsafeReuseOwner: true });
+    expect(rewrittenAfterRelease(calls).length).toBeGreaterThan(0);
+  });
+
+  it('the lock carries the winning attempt\'s value; release() deletes that one', async () => {
+    const node = new RecordingNode('a:1', { outcome: 'acquired', token: 0 });
+    const winner = new Redlock([node], { logger: false, restartGuard: false });
+    const lock = await winner.acquire('free');
+    await winner.release(lock);
+    expect(node.calls).toEqual([
+      { op: 'acquire', owner: lock.value },
+      { op: 'release', owner: lock.value },
+    ]);
+    await winner.quit();
   });
 });
