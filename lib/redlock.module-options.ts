@@ -1,12 +1,5 @@
 import { Logger, LoggerService } from '@nestjs/common';
-import {
-  InvalidArgumentError,
-  MAX_DURATION,
-  RedlockOptions,
-  UnknownOptionError,
-  describe,
-  durationTooLong,
-} from './core';
+import { InvalidArgumentError, RedlockOptions, UnknownOptionError, describe, durationProblem } from './core';
 import { NodeSpec, Redlock } from './redis';
 import { DEFAULT_MODULE_OPTIONS, LOGGER_CONTEXT, MODULE_ONLY_OPTION_KEYS } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock.interfaces';
@@ -94,13 +87,9 @@ function logSinkOf(logger: unknown): LogSink | undefined {
 
 function milliseconds(value: unknown, name: string, fallback: number, min: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw invalid(
-      `${name} must be a whole number of milliseconds ≥ ${min}, got ${describe(value)}. Default: ${fallback}.`,
-    );
-  }
-  if (value > MAX_DURATION) throw invalid(durationTooLong(name, value, false));
-  return value;
+  const problem = durationProblem(value, name, min);
+  if (problem !== undefined) throw invalid(`${problem} Default: ${fallback}.`);
+  return value as number;
 }
 
 function invalid(problem: string): InvalidArgumentError {

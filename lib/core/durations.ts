@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import { describe, durationOutOfRange, durationTooLong } from './messages';
+import { durationInvalid, durationTooLong } from './messages';
 
 /**
  * The longest delay a Node timer can wait: 2³¹ − 1 ms (about 24.8 days). Node fires a longer one after
@@ -8,21 +8,31 @@ import { describe, durationOutOfRange, durationTooLong } from './messages';
 export const MAX_DURATION = 2_147_483_647;
 
 /**
- * Refuses a duration above {@link MAX_DURATION}, naming the option. `Infinity` is let through only when
- * `infiniteOk` (for `wait`: no limit, and no timer is ever armed with it).
+ * What is wrong with a duration argument, or undefined: every duration the library takes is a whole number of
+ * ms from `min` to {@link MAX_DURATION} (docs/DESIGN.md §11); `Infinity` is let through only when `infinite`
+ * (for `wait`: no limit, and no timer is ever armed with it). The one rule behind every duration check.
  */
-export function refuseTooLong(value: number, name: string, infiniteOk = false): void {
-  if (value > MAX_DURATION && !(infiniteOk && value === Infinity)) {
-    throw new InvalidArgumentError(durationTooLong(name, value, infiniteOk));
+export function durationProblem(
+  value: unknown,
+  name: string,
+  min: number,
+  infinite = false,
+): string | undefined {
+  if (infinite && value === Infinity) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    return durationInvalid(name, min, infinite, value);
   }
+  if (value > MAX_DURATION) return durationTooLong(name, value, infinite);
+  return undefined;
 }
 
-/**
- * A duration argument: a whole number of ms in [`min`, {@link MAX_DURATION}]. Throws
- * {@link InvalidArgumentError} naming `name`, the range, and what was given.
- */
-export function validateDuration(value: unknown, name: string, min: number): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION) {
-    throw new InvalidArgumentError(durationOutOfRange(name, min, describe(value)));
-  }
+/** Throws {@link InvalidArgumentError} with {@link durationProblem}'s message, naming `name`. */
+export function validateDuration(
+  value: unknown,
+  name: string,
+  min: number,
+  infinite = false,
+): asserts value is number {
+  const problem = durationProblem(value, name, min, infinite);
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
 }

@@ -40,7 +40,7 @@ export {
   RedlockClosedError,
 } from './errors';
 export type { NodeVote } from './errors';
-export { describe, durationTooLong, formatResources } from './messages';
-export { MAX_DURATION } from './durations';
+export { describe, formatResources } from './messages';
+export { MAX_DURATION, durationProblem, validateDuration } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';

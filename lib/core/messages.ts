@@ -24,9 +24,16 @@ export function describe(value: unknown): string {
 
 const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node timer can wait';
 
-/** A duration argument outside [min, 2³¹ − 1] ms. */
-export function durationOutOfRange(name: string, min: number, given: string): string {
-  return `${name} must be a whole number of milliseconds from ${min} to ${TIMER_LIMIT}; got ${given}.`;
+/** A duration that is not a whole number of ms ≥ `min` (or, where allowed, Infinity). */
+export function durationInvalid(name: string, min: number, infinite: boolean, value: unknown): string {
+  const range =
+    min === 1 ? 'a positive whole number of milliseconds' : `a whole number of milliseconds ≥ ${min}`;
+  const fraction = typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value);
+  return (
+    `${name} must be ${range}${infinite ? ' or Infinity' : ''}, got ${describe(value)}` +
+    `${min === 0 && infinite ? ' (0 = a single attempt, Infinity = no limit)' : ''}.` +
+    (fraction ? ` Fractions are refused, not rounded: pass Math.ceil(${value}).` : '')
+  );
 }
 
 /** A duration above 2³¹ − 1 ms: Node would fire its timer after 1 ms instead. */

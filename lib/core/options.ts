@@ -1,4 +1,4 @@
-import { refuseTooLong } from './durations';
+import { durationProblem, validateDuration } from './durations';
 import { InvalidArgumentError, UnknownOptionError } from './errors';
 import { describe, emptyHashTagPrefix } from './messages';
 
@@ -120,10 +120,10 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
       `driftFactor must be a number in [0, 0.5), got ${describe(driftFactor)}. The usual value is 0.01.`,
     );
   }
-  validatePositiveInteger(resolved.nodeTimeout, 'nodeTimeout');
-  validateWait(resolved.wait, 'wait');
-  validateNonNegativeInteger(resolved.retryDelay, 'retryDelay');
-  validateNonNegativeInteger(resolved.maxRetryDelay, 'maxRetryDelay');
+  validateDuration(resolved.nodeTimeout, 'nodeTimeout', 1);
+  validateDuration(resolved.wait, 'wait', 0, true);
+  validateDuration(resolved.retryDelay, 'retryDelay', 0);
+  validateDuration(resolved.maxRetryDelay, 'maxRetryDelay', 0);
   if (resolved.maxRetryDelay < resolved.retryDelay) {
     throw new InvalidArgumentError(
       `maxRetryDelay (${resolved.maxRetryDelay}) must not be smaller than retryDelay (${resolved.retryDelay}).`,
@@ -141,7 +141,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
       `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(guard)}.`,
     );
   }
-  if (typeof guard === 'number') refuseTooLong(guard, 'restartGuard');
+  if (typeof guard === 'number') validateDuration(guard, 'restartGuard', 0);
   if (typeof resolved.keyPrefix !== 'string') {
     throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
   }
@@ -173,7 +173,7 @@ export function resolveCallOptions(
   const autoExtend = given.autoExtend ?? defaults.autoExtend;
   const onLockLost = given.onLockLost ?? defaults.onLockLost;
   validateTtl(ttl, 'ttl');
-  validateWait(wait, 'wait');
+  validateDuration(wait, 'wait', 0, true);
   validateBoolean(fencing, 'fencing');
   validateBoolean(autoExtend, 'autoExtend');
   validateOnLockLost(onLockLost);
@@ -193,19 +193,15 @@ export function guardWindowOf(options: ResolvedOptions, ttl: number): number {
   return guard === false ? 0 : Math.max(guard === true ? 0 : guard, options.ttl, ttl);
 }
 
-/** ttl: a positive safe integer of ms, long enough to leave some validity after the drift allowance. */
+/** ttl: a positive whole number of ms, long enough to leave some validity after the drift allowance. */
 export function validateTtl(value: unknown, name: string): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+  const problem = durationProblem(value, name, 1);
+  if (problem !== undefined) throw new InvalidArgumentError(`${problem} Example: ${name}: 10000.`);
+  if ((value as number) < 10) {
     throw new InvalidArgumentError(
-      `${name} must be a positive whole number of milliseconds, got ${describe(value)}. Example: ${name}: 10000.`,
+      `${name} of ${value as number} ms is too short to leave any validity after the drift allowance; use at least 10 ms.`,
     );
   }
-  if (value < 10) {
-    throw new InvalidArgumentError(
-      `${name} of ${value} ms is too short to leave any validity after the drift allowance; use at least 10 ms.`,
-    );
-  }
-  refuseTooLong(value, name);
 }
 
 function validateBoolean(value: unknown, name: string): void {
@@ -217,33 +213,6 @@ function validateOnLockLost(value: unknown): void {
   if (value !== 'throw' && value !== 'warn') {
     throw new InvalidArgumentError(`onLockLost must be 'throw' or 'warn', got ${describe(value)}.`);
   }
-}
-
-function validateWait(value: unknown, name: string): void {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new InvalidArgumentError(
-      `${name} must be a number of milliseconds ≥ 0 (0 = a single attempt), got ${describe(value)}.`,
-    );
-  }
-  refuseTooLong(value, name, true);
-}
-
-function validatePositiveInteger(value: unknown, name: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidArgumentError(
-      `${name} must be a positive whole number of milliseconds, got ${describe(value)}.`,
-    );
-  }
-  refuseTooLong(value, name);
-}
-
-function validateNonNegativeInteger(value: unknown, name: string): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidArgumentError(
-      `${name} must be a whole number of milliseconds ≥ 0, got ${describe(value)}.`,
-    );
-  }
-  refuseTooLong(value, name);
 }
 
 const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);

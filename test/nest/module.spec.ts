@@ -269,7 +269,7 @@ describe('RedlockModule (3 real nodes)', () => {
         { shutdownTimeout: -5 },
         /Invalid RedlockModule options: shutdownTimeout must be a whole number of milliseconds ≥ 0, got -5/,
       ],
-      [{ connectTimeout: 'soon' }, /connectTimeout must be a whole number .* got "soon"/],
+      [{ connectTimeout: 'soon' }, /connectTimeout must be a positive whole number .* got "soon"/],
       [{ logger: 'console' }, /logger must be false or a Nest LoggerService/],
       [
         { ttll: 5_000 },

@@ -135,7 +135,7 @@ describe('every attempt of an acquisition writes an owner value of its own (docs
     expect(rewrittenAfterRelease(calls).length).toBeGreaterThan(0);
   });
 
-  it('the lock carries the winning attempt\'s value; release() deletes that one', async () => {
+  it("the lock carries the winning attempt's value; release() deletes that one", async () => {
     const node = new RecordingNode('a:1', { outcome: 'acquired', token: 0 });
     const winner = new Redlock([node], { logger: false, restartGuard: false });
     const lock = await winner.acquire('free');
