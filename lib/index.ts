@@ -25,7 +25,7 @@ export { LockBusyFilter } from './lock-busy.filter';
 /** Defaults of the Nest-level options: `connectTimeout`, `shutdownTimeout`, `busyFilter`. */
 export { DEFAULT_MODULE_OPTIONS } from './redlock.constants';
 /** Options of `@Locked`: `ttl`, `wait`, `onBusy: 'throw' | 'skip'` (and any other core per-call option). */
-export type { LockedOptions } from './redlock.interfaces';
+export type { LockedOptions } from './locked';
 /** Module options: `nodes`, the core options, `logger`, `connectTimeout`, `shutdownTimeout`. */
 export type { RedlockModuleOptions } from './redlock.interfaces';
 /** The second argument of `forRoot`: the module options without `nodes`, plus the extras. */

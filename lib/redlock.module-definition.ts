@@ -11,7 +11,7 @@ import {
 } from './redlock.constants';
 import type { RedlockModuleExtras, RedlockModuleOptions } from './redlock.interfaces';
 import { RedlockHealthIndicator } from './redlock.health';
-import { resolveModuleOptions } from './redlock.module-options';
+import { ResolvedModuleOptions, resolveModuleOptions } from './redlock.module-options';
 import { RedlockService } from './redlock.service';
 
 /**
@@ -41,7 +41,12 @@ function redlockProviders(extras: RedlockModuleExtras): Provider[] {
   }
   const providers: Provider[] = [
     { provide: REDLOCK_RESOLVED_OPTIONS, useFactory: resolveModuleOptions, inject: [REDLOCK_MODULE_OPTIONS] },
-    LockedSections,
+    // lib/locked knows only the core: it gets the instance and the log sink as values (docs/DESIGN.md §0).
+    {
+      provide: LockedSections,
+      useFactory: (resolved: ResolvedModuleOptions) => new LockedSections(resolved.redlock, resolved.log),
+      inject: [REDLOCK_RESOLVED_OPTIONS],
+    },
     RedlockService,
     RedlockHealthIndicator,
   ];

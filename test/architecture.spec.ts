@@ -46,6 +46,32 @@ const roomOf = (file: string) => {
   return parts.length > 1 ? parts[0] : '.';
 };
 
+/**
+ * Which rooms each room may import (docs/DESIGN.md §0): the Nest layer (the flat files of lib/, '.') →
+ * lib/locked → lib/core ← lib/redis, with lib/telemetry and lib/cli beside, reading the core. Nothing imports
+ * upward or sideways.
+ */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  '.': ['core', 'redis', 'locked', 'telemetry'],
+  locked: ['core'],
+  redis: ['core'],
+  telemetry: ['core'],
+  cli: ['core'],
+  core: [],
+};
+
+/** Imports that cross rooms against {@link MAY_IMPORT}; `asPath` is where the file is taken to live. */
+function wrongWay(file: string, asPath = file): string[] {
+  const from = roomOf(asPath);
+  const allowed = MAY_IMPORT[from];
+  if (!allowed) return [`${path.relative(LIB, asPath)}: room "${from}" has no rule in MAY_IMPORT`];
+  return importsOf(file).flatMap((specifier) => {
+    const to = target(asPath, specifier);
+    if (!to || to.room === from || allowed.includes(to.room)) return [];
+    return [`${path.relative(LIB, asPath)} (${from}) → ${specifier} (${to.room})`];
+  });
+}
+
 describe('architecture (the rooms of docs/DESIGN.md)', () => {
   const files = sourceFiles(LIB);
 
@@ -88,6 +114,33 @@ describe('architecture (the rooms of docs/DESIGN.md)', () => {
       }
     }
     expect(offending).toEqual([]);
+  });
+
+  it('the rooms are one-way: every room, the flat Nest layer included, imports only the rooms below it', () => {
+    const rooms = new Set(files.map(roomOf));
+    expect([...rooms].sort()).toEqual(Object.keys(MAY_IMPORT).sort());
+    expect(files.flatMap((file) => wrongWay(file))).toEqual([]);
+  });
+
+  it('negative control: an upward import from lib/locked into the Nest layer, and a sideways one, are caught', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arch-'));
+    try {
+      const file = path.join(dir, 'x.ts');
+      fs.writeFileSync(
+        file,
+        "import * as messages from '../redlock.messages';\nimport type { Redlock } from '../redis';\n" +
+          "import { Lock } from '../core';\n",
+      );
+      expect(wrongWay(file, path.join(LIB, 'locked', 'x.ts'))).toEqual([
+        'locked/x.ts (locked) → ../redlock.messages (.)',
+        'locked/x.ts (locked) → ../redis (redis)',
+      ]);
+      // The same file in the Nest layer imports downward only.
+      fs.writeFileSync(file, "import { Redlock } from './redis';\nimport { Locked } from './locked';\n");
+      expect(wrongWay(file, path.join(LIB, 'x.ts'))).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
   });
 
   it('the checker catches a forbidden import (negative control)', () => {

@@ -4,6 +4,7 @@
  */
 export { Locked } from './locked.decorator';
 export type { LockableMethod } from './locked.decorator';
+export type { LockedOptions } from './locked.options';
 export { LockedSections } from './locked-sections';
 export type { SectionOutcome } from './locked-sections';
 export { InvalidLockKeyError, compileLockKey } from './lock-key';

@@ -1,6 +1,6 @@
 import { Observable, ObservableInput, Subscription, from, isObservable } from 'rxjs';
 import { RedlockError, UsingOptions, normalizeResources } from '../core';
-import * as messages from '../redlock.messages';
+import * as messages from './locked.messages';
 import type { CompiledLockKey } from './lock-key';
 import type { LockedSections, ScheduledRun } from './locked-sections';
 import { TickSchedule, scheduleOf } from './scheduled-tick';

@@ -1,4 +1,3 @@
-import { Inject, Injectable } from '@nestjs/common';
 import {
   InvalidArgumentError,
   Lock,
@@ -11,10 +10,8 @@ import {
   normalizeResources,
   withTimeout,
 } from '../core';
-import type { Redlock } from '../redis';
-import { REDLOCK_RESOLVED_OPTIONS } from '../redlock.constants';
-import * as messages from '../redlock.messages';
-import type { ResolvedModuleOptions } from '../redlock.module-options';
+import type { Redlock, RedlockLogger } from '../core';
+import * as messages from './locked.messages';
 import { currentLock, heldInChain, runInChain } from './call-chain';
 import { HeldLocks } from './held-locks';
 import type { TickSchedule } from './scheduled-tick';
@@ -37,16 +34,18 @@ export interface ScheduledRun {
  * Keeps the call chain (reentrancy: resources a section already holds are not acquired again) and the
  * locks held through the application, and drains them at shutdown (docs/DESIGN.md §9).
  */
-@Injectable()
 export class LockedSections {
-  private readonly redlock: Redlock;
-  private readonly log: ResolvedModuleOptions['log'];
   private readonly held = new HeldLocks();
   private closed = false;
 
-  constructor(@Inject(REDLOCK_RESOLVED_OPTIONS) resolved: ResolvedModuleOptions) {
-    this.redlock = resolved.redlock;
-    this.log = resolved.log;
+  /**
+   * @param redlock the application's core instance.
+   * @param log where skipped sections and shutdown are reported (`undefined`: nowhere).
+   */
+  constructor(
+    private readonly redlock: Redlock,
+    private readonly log: RedlockLogger | undefined,
+  ) {
     // However a held lock is released (the service, `lock.release()`, `await using`), shutdown stops waiting
     // for it once its release resolved.
     this.redlock.onReleased((lock) => this.held.delete(lock));
@@ -83,7 +82,7 @@ export class LockedSections {
       )) as Lock;
     } catch (error) {
       if (onBusy === 'skip' && error instanceof LockBusyError) {
-        this.log?.debug(messages.skipped(where, missing));
+        this.log?.debug?.(messages.skipped(where, missing));
         return { ran: false };
       }
       if (scheduled && error instanceof QuorumUnavailableError) {
@@ -165,7 +164,7 @@ export class LockedSections {
     this.closed = true;
     const held = this.held.live();
     if (held.length === 0) return;
-    this.log?.debug(messages.shutdownDraining(held.length));
+    this.log?.debug?.(messages.shutdownDraining(held.length));
     for (const lock of held)
       lock.abortSignal(new ShutdownError(messages.shutdownSignal(lock.resources), lock.resources));
     const drained = await withTimeout(

@@ -9,8 +9,8 @@ import {
   UsingOptions,
   resolveCallOptions,
 } from '../core';
-import type { LockedOptions } from '../redlock.interfaces';
-import * as messages from '../redlock.messages';
+import type { LockedOptions } from './locked.options';
+import * as messages from './locked.messages';
 import { copyMethodMetadata } from './copy-method-metadata';
 import { LockKeySource, compileLockKey } from './lock-key';
 import { LockedPlan, lockedMethod } from './locked-method';
