@@ -91,6 +91,8 @@ export type { RedlockOptions } from './core';
 export type { AcquireOptions } from './core';
 /** Per-call options of `using` (and `@Locked`): those of `acquire` plus `autoExtend` and `onLockLost`. */
 export type { UsingOptions } from './core';
+/** Options of `lead()` (`ttl`, `recampaign`, `signal`), and why a term of leadership ended. */
+export type { DeposedReason, LeadOptions } from './core';
 /** Where the core writes its few log lines. */
 export type { RedlockLogger } from './core';
 /** What one node answered in one attempt; carried by every error. */

@@ -11,7 +11,7 @@ import {
   normalizeResources,
   usingArguments,
 } from './core';
-import type { HealthReport } from './core';
+import type { HealthReport, LeadOptions } from './core';
 import { LockedSections } from './locked';
 import type { Redlock } from './redis';
 import { REDLOCK_RESOLVED_OPTIONS } from './redlock.constants';
@@ -94,6 +94,25 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
     const outcome = await this.sections.run(normalizeResources(resources), options, 'throw', 'using()', fn);
     return (outcome as { value: T }).value;
+  }
+
+  /**
+   * Leads `name` among every instance of the application (see `Redlock.lead`): waits until this instance
+   * holds the leadership, runs `work(lease)` with the lease renewed until `work` returns, campaigns again
+   * after a loss (unless `recampaign: false`). Runs as a locked section: at shutdown the lease's `signal`
+   * aborts, campaigning stops, and the lease is released once `work` settles (within `shutdownTimeout`).
+   */
+  lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T> {
+    return this.redlock.lead(name, work, options, async (termOptions, termWork) => {
+      const outcome = await this.sections.run(
+        [name],
+        termOptions,
+        'throw',
+        `lead(${JSON.stringify(name)})`,
+        termWork,
+      );
+      return (outcome as { value: Awaited<ReturnType<typeof termWork>> }).value;
+    });
   }
 
   /**

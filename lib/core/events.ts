@@ -1,4 +1,5 @@
 import { InvalidArgumentError, LockLostError } from './errors';
+import type { DeposedReason } from './leadership';
 import { notAListener, unknownEvent } from './messages';
 import { nearestName } from './nearest';
 
@@ -33,6 +34,13 @@ export interface RedlockEventMap {
     waited: number;
     retryAfter: number | undefined;
   };
+  /** This instance became leader of `resources[0]` through `lead()`; `term` counts from 1 per `lead()` call. */
+  elected: { resources: readonly string[]; term: number; fencingToken: number };
+  /**
+   * A term of `lead()` ended: its work `returned` or `failed` (threw), its lease was `lost`, or the caller's
+   * signal `aborted` it. After `lost`, a new term follows unless `recampaign` is false.
+   */
+  deposed: { resources: readonly string[]; term: number; reason: DeposedReason };
   /** A node answered with an error or could not be asked. */
   'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
 }
@@ -48,6 +56,8 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'lost',
   'busy',
   'unavailable',
+  'elected',
+  'deposed',
   'node-error',
 ]);
 

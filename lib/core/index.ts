@@ -28,6 +28,7 @@ export {
   usingArguments,
 } from './options';
 export { normalizeResources } from './resources';
+export type { DeposedReason, LeadOptions } from './leadership';
 export {
   RedlockError,
   InvalidArgumentError,

@@ -8,6 +8,7 @@ import { extendOnQuorum } from './extend';
 import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
+import { LeadOptions, TermRunner, runLeadership } from './leadership';
 import { LocalQueues } from './local-queue';
 import { Lock, LockOwner, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
@@ -194,6 +195,30 @@ export class Redlock implements LockOwner {
     const settings = this.settingsFor(options, USING_OPTION_KEYS);
     const lock = (await this.lockResources(normalizeResources(resources), settings, true)) as Lock;
     return this.runUnderLock(lock, settings, () => fn(lock));
+  }
+
+  /**
+   * Leads `name` among every instance: waits until this instance holds the leadership (a lease: the lock on
+   * `name`, fenced, without a time limit on campaigning), then runs `work(lease)` with the lease renewed until
+   * `work` returns, and releases it. If the lease is lost meanwhile, `lease.signal` aborts: `work` must stop
+   * acting as leader then; once it settles, this instance campaigns again and runs `work` again under a new
+   * lease with a larger `fencingToken` (unless `recampaign: false`). Emits `elected` and `deposed`.
+   */
+  lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T>;
+  /** @internal With the term runner of the Nest layer (its locked sections: shutdown draining). */
+  lead<T>(
+    name: string,
+    work: (lease: Lock) => Promise<T>,
+    options: LeadOptions | undefined,
+    runTerm: TermRunner,
+  ): Promise<T>;
+  lead<T>(
+    name: string,
+    work: (lease: Lock) => Promise<T>,
+    options?: LeadOptions,
+    runTerm: TermRunner = (termOptions, termWork) => this.using(name, termOptions, termWork),
+  ): Promise<T> {
+    return runLeadership(runTerm, this.events, name, work, options);
   }
 
   /**

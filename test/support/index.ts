@@ -2,6 +2,8 @@ export { freePort } from './free-port';
 export { nodeUptimes, waitForNodeAge } from './node-age';
 export { Progress, reportProgress } from './progress';
 export { startRedisNodes } from './provision';
+export { useRedisNodes } from './use-redis-nodes';
+export type { UseRedisNodesOptions } from './use-redis-nodes';
 export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
 export { ADMIN_CLIENT_OPTIONS } from './types';

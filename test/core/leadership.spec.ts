@@ -1,0 +1,201 @@
+import {
+  AcquireAbortedError,
+  InvalidArgumentError,
+  Lock,
+  LockLostError,
+  Redlock,
+  RedlockClosedError,
+  RedlockEventMap,
+} from '../../lib';
+import { Interval, findOverlaps, findStaleTokens } from '../checkers/intervals';
+import { useRedisNodes } from '../support';
+import { closeAll, delay, redlockOn } from './helpers';
+
+/** Resolves once `signal` aborts. */
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
+/** Records the leadership events of an instance. */
+function eventsOf(redlock: Redlock) {
+  const seen: (
+    ({ event: 'elected' } & RedlockEventMap['elected']) | ({ event: 'deposed' } & RedlockEventMap['deposed'])
+  )[] = [];
+  redlock.on('elected', (payload) => seen.push({ event: 'elected', ...payload }));
+  redlock.on('deposed', (payload) => seen.push({ event: 'deposed', ...payload }));
+  return seen;
+}
+
+const one = async (): Promise<number> => 1;
+
+describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
+  const redisNodes = useRedisNodes(3, { afterEach: closeAll });
+
+  it('instances campaigning at once lead one at a time, each term with a larger fencing token', async () => {
+    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes(), { ttl: 2_000 })));
+    const sections: Interval[] = [];
+    const t0 = performance.now();
+    // Each instance leads three times in a row; every term works a random while, then steps down.
+    await Promise.all(
+      instances.map(async (redlock, id) => {
+        for (let round = 0; round < 3; round++) {
+          await redlock.lead('leader:rotation', async (lease) => {
+            const start = performance.now() - t0;
+            await delay(5 + Math.random() * 30);
+            const end = performance.now() - t0;
+            sections.push({ resource: 'leader', holder: `i${id}`, start, end, token: lease.fencingToken });
+          });
+        }
+      }),
+    );
+    expect(sections).toHaveLength(9);
+    expect(findOverlaps(sections)).toEqual([]);
+    expect(findStaleTokens(sections)).toEqual([]);
+    // Negative control of the checker: the same sections shifted to overlap are caught.
+    const shifted = sections.map((s, i) => (i === 1 ? { ...s, start: sections[0].start } : s));
+    expect(findOverlaps(shifted).length).toBeGreaterThan(0);
+  });
+
+  it('a lost lease aborts lease.signal; once work stops, the instance campaigns again (new term, larger token)', async () => {
+    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    const events = eventsOf(redlock);
+    const leases: Lock[] = [];
+    const value = await redlock.lead('leader:lost', async (lease) => {
+      leases.push(lease);
+      if (leases.length === 1) {
+        // The lease's keys vanish everywhere (as after empty restarts): the next renewal finds no quorum.
+        await redisNodes().flushAll();
+        await aborted(lease.signal);
+        expect(lease.signal.reason).toBeInstanceOf(LockLostError);
+        return 'stepped down';
+      }
+      return 'second term';
+    });
+    expect(value).toBe('second term');
+    expect(leases).toHaveLength(2);
+    expect(leases[1].fencingToken!).toBeGreaterThan(leases[0].fencingToken!);
+    expect(events.map((e) => [e.event, e.term, 'reason' in e ? e.reason : e.fencingToken])).toEqual([
+      ['elected', 1, leases[0].fencingToken],
+      ['deposed', 1, 'lost'],
+      ['elected', 2, leases[1].fencingToken],
+      ['deposed', 2, 'returned'],
+    ]);
+  });
+
+  it('recampaign: false rejects with the loss once work settles', async () => {
+    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    let terms = 0;
+    const error = await redlock
+      .lead(
+        'leader:once',
+        async (lease) => {
+          terms++;
+          await redisNodes().flushAll();
+          await aborted(lease.signal);
+        },
+        { recampaign: false },
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect(terms).toBe(1);
+  });
+
+  it("work's own error passes through unchanged (term deposed as failed) and the lease is released", async () => {
+    const redlock = await redlockOn(redisNodes());
+    const events = eventsOf(redlock);
+    const boom = new Error('boom');
+    await expect(
+      redlock.lead('leader:fails', async () => {
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(events.map((e) => e.event + ('reason' in e ? `:${e.reason}` : ''))).toEqual([
+      'elected',
+      'deposed:failed',
+    ]);
+    const other = await redlockOn(redisNodes());
+    expect(await other.tryAcquire('leader:fails')).not.toBeNull();
+  });
+
+  it('a follower waits as long as the leader leads, and takes over when it steps down', async () => {
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    let stepDown!: () => void;
+    const leading = leader.lead(
+      'leader:handover',
+      () => new Promise<string>((r) => (stepDown = () => r('A'))),
+    );
+    await delay(100);
+    let followerLed = false;
+    const following = follower.lead('leader:handover', async () => {
+      followerLed = true;
+      return 'B';
+    });
+    await delay(300);
+    expect(followerLed).toBe(false);
+    stepDown();
+    expect(await leading).toBe('A');
+    expect(await following).toBe('B');
+  });
+
+  it('a signal stops campaigning (AcquireAbortedError) and ends a term (lease.signal aborts, deposed: aborted)', async () => {
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const events = eventsOf(leader);
+    const stopLeading = new AbortController();
+    const leading = leader.lead(
+      'leader:signal',
+      async (lease) => {
+        await aborted(lease.signal);
+        return lease.signal.reason;
+      },
+      { signal: stopLeading.signal },
+    );
+    await delay(100);
+    const stopCampaign = new AbortController();
+    const campaigning = follower.lead('leader:signal', async () => 'never', { signal: stopCampaign.signal });
+    await delay(100);
+    stopCampaign.abort(new Error('not needed'));
+    expect(await campaigning.catch((e: unknown) => e)).toBeInstanceOf(AcquireAbortedError);
+    const reason = new Error('maintenance');
+    stopLeading.abort(reason);
+    expect(await leading).toBe(reason);
+    expect(events.map((e) => e.event + ('reason' in e ? `:${e.reason}` : ''))).toEqual([
+      'elected',
+      'deposed:aborted',
+    ]);
+  });
+
+  it('quit() stops a campaign with RedlockClosedError', async () => {
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    let stepDown!: () => void;
+    const leading = leader.lead('leader:quit', () => new Promise<void>((r) => (stepDown = r)));
+    await delay(100);
+    const campaigning = follower.lead('leader:quit', async () => 'never').catch((e: unknown) => e);
+    await delay(50);
+    await follower.quit();
+    expect(await campaigning).toBeInstanceOf(RedlockClosedError);
+    stepDown();
+    await leading;
+  });
+
+  it.each([
+    ['a name that is not a string', 42, one, undefined, /lead\(\) needs the name/],
+    ['an empty name', '', one, undefined, /lead\(\) needs the name/],
+    ['work that is not a function', 'x', 'work', undefined, /lead\(\) needs the work/],
+    [
+      'a misspelt option',
+      'x',
+      one,
+      { recampain: false },
+      /Unknown lead\(\) option "recampain".*"recampaign"/,
+    ],
+    ['recampaign not a boolean', 'x', one, { recampaign: 'no' }, /recampaign must be true or false/],
+    ['a bad ttl', 'x', one, { ttl: -1 }, /ttl must be a positive whole number/],
+  ])('refuses %s before any traffic', async (_, name, work, options, message) => {
+    const redlock = await redlockOn(redisNodes());
+    const events = eventsOf(redlock);
+    const call = (redlock.lead as (...args: unknown[]) => Promise<unknown>).bind(redlock);
+    const error = await call(name, work, options).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toMatch(message);
+    expect(events).toEqual([]);
+  });
+});
