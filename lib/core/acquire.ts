@@ -309,7 +309,8 @@ function undoLate(
   }
 }
 
-function throwIfAborted(signal: AbortSignal | undefined, resources: readonly string[]): void {
+/** Throws what an aborted acquisition throws (the instance closed, or the caller's signal), if aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined, resources: readonly string[]): void {
   if (!signal?.aborted) return;
   // quit() aborts the instance's own signal with this error: say the instance closed, not the caller.
   if (signal.reason instanceof RedlockClosedError) throw new RedlockClosedError('acquire', resources);

@@ -57,6 +57,12 @@ export interface LockNode {
    */
   release(keys: readonly string[], owner: string): Promise<number>;
   /**
+   * Optional: records `permits` as the limit of the semaphore whose limit key is `key` when none is recorded
+   * (kept at least `ttl` ms), and resolves the recorded one (−1: the key holds something else). Without it a
+   * node does not take part in detecting callers that disagree about a limit (docs/DESIGN.md §14).
+   */
+  limit?(key: string, permits: number, ttl: number): Promise<number>;
+  /**
    * Optional: calls `listener('released')` when one of `keys` is released on this node, and
    * `listener('lost')` when announcements may have been missed (connection lost). Resolves an unsubscribe
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).

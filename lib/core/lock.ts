@@ -60,6 +60,8 @@ export interface LockGrant {
   readonly deadline: number;
   readonly attempts: number;
   readonly fencingToken: number | undefined;
+  /** With `permits`: which permit slot (0 to permits − 1) the lock holds. */
+  readonly permit?: number;
 }
 
 /**
@@ -81,6 +83,11 @@ export class Lock {
    * Undefined without fencing.
    */
   readonly fencingToken: number | undefined;
+  /**
+   * With `permits` (a counting semaphore): which permit this lock holds, from 0 to `permits − 1`. Undefined
+   * for an exclusive lock.
+   */
+  readonly permit: number | undefined;
   /** @internal The Redis keys, aligned with `resources`. */
   readonly keys: readonly string[];
   /** @internal The fence counter keys (empty without fencing). */
@@ -114,6 +121,7 @@ export class Lock {
     this.grantedAt = clock.now();
     this.attempts = grant.attempts;
     this.fencingToken = grant.fencingToken;
+    this.permit = grant.permit;
   }
 
   /** Milliseconds of guaranteed validity left (≤ 0 once expired or lost). */

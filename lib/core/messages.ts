@@ -291,3 +291,28 @@ export function foreignLock(operation: string, resources: readonly string[]): st
     'instance (other nodes or key prefix); call it on the instance that acquired it.'
   );
 }
+
+/** A semaphore call with another number of permits than the one recorded for the resource. */
+export function conflictingPermits(
+  resources: readonly string[],
+  permits: number,
+  recorded: number,
+  node: string,
+  key: string,
+): string {
+  const found =
+    recorded === -1 ? `the key ${key} there holds something else` : `${recorded} permits are recorded there`;
+  return (
+    `Cannot take one of ${permits} permits of ${formatResources(resources)}: on ${node} ${found}. Every ` +
+    `caller of one resource must use the same number of permits (or another resource name); otherwise each ` +
+    `would admit its own number of holders. The record expires once nobody acquires with it for its ttl.`
+  );
+}
+
+/** `permits` asked for several resources at once. */
+export function permitsOfSeveral(resources: readonly string[], permits: number): string {
+  return (
+    `permits: ${permits} takes one resource, got ${formatResources(resources)}. A semaphore limits the ` +
+    `holders of one resource; take each in a call of its own.`
+  );
+}

@@ -63,6 +63,13 @@ export interface AcquireOptions {
   fencing?: boolean;
   /** Aborting stops waiting and retrying at once and removes any keys written so far. */
   signal?: AbortSignal;
+  /**
+   * A counting semaphore: at most `permits` holders of the resource at once across every instance (one
+   * resource per call; a whole number from 1 to 1 000). Each permit is an exclusive lock of its own over the
+   * quorum (`lock.permit` says which), so its safety is the mutex's. Every caller of one resource must pass the
+   * same number: one that passes another gets an `InvalidArgumentError`. Default: none (an exclusive lock).
+   */
+  permits?: number;
 }
 
 /** Per-call options of `using()`: those of `acquire()` plus what happens while the work runs. */
@@ -82,6 +89,8 @@ export interface CallSettings {
   readonly signal: AbortSignal | undefined;
   readonly autoExtend: boolean;
   readonly onLockLost: 'throw' | 'warn';
+  /** A counting semaphore of this many permits, or undefined (an exclusive lock). */
+  readonly permits: number | undefined;
 }
 
 /** The instance options after defaults were applied and everything was validated. */
@@ -177,11 +186,29 @@ export function resolveCallOptions(
   validateBoolean(fencing, 'fencing');
   validateBoolean(autoExtend, 'autoExtend');
   validateOnLockLost(onLockLost);
+  const permits = given.permits;
+  if (
+    permits !== undefined &&
+    !(typeof permits === 'number' && Number.isSafeInteger(permits) && permits >= 1 && permits <= MAX_PERMITS)
+  ) {
+    throw new InvalidArgumentError(
+      `permits must be a whole number from 1 to ${MAX_PERMITS} (at most that many holders at once), got ${describe(permits)}.`,
+    );
+  }
   const signal = given.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
   }
-  return { ttl, wait, fencing, guardWindow: guardWindowOf(defaults, ttl), signal, autoExtend, onLockLost };
+  return {
+    ttl,
+    wait,
+    fencing,
+    guardWindow: guardWindowOf(defaults, ttl),
+    signal,
+    autoExtend,
+    onLockLost,
+    permits,
+  };
 }
 
 /**
@@ -217,7 +244,16 @@ function validateOnLockLost(value: unknown): void {
 
 const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
 /** The option names `acquire()` and `tryAcquire()` accept. */
-export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'wait', 'fencing', 'signal']);
+/** The most permits a semaphore may have: an acquisition may try every one of them in turn. */
+export const MAX_PERMITS = 1_000;
+
+export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
+  'ttl',
+  'wait',
+  'fencing',
+  'signal',
+  'permits',
+]);
 /** The option names `using()` accepts. */
 export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
   ...ACQUIRE_OPTION_KEYS,

@@ -10,6 +10,7 @@ import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
 import { LeadOptions, TermRunner, runLeadership } from './leadership';
 import { LocalQueues } from './local-queue';
+import { PermitResult, acquirePermit, limitKey } from './permits';
 import { Lock, LockOwner, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
 import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
@@ -257,15 +258,23 @@ export class Redlock implements LockOwner {
     const began = plan.clock.now();
     // Stops on the caller's signal or on quit(), whichever comes first.
     const stop = eitherSignal(settings.signal, this.lifetime.signal);
-    const attempt = (wait: number) =>
-      acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly);
+    const { permits } = settings;
+    if (permits !== undefined && resources.length !== 1) {
+      stop.dispose();
+      throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
+    }
+    const attempt = (wait: number): Promise<PermitResult> =>
+      permits === undefined
+        ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
+        : acquirePermit(plan, resources, request, permits, wait, stop.signal);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    let result;
+    const queueId = permits === undefined ? keySetId(keys) : limitKey(keys[0]);
+    let result: PermitResult;
     try {
       result =
         settings.wait > 0
-          ? await this.waiting.run(keySetId(keys), settings.wait, stop.signal, (queuedFor) =>
+          ? await this.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
               attempt(Math.max(0, settings.wait - queuedFor)),
             )
           : await attempt(0);
@@ -278,7 +287,8 @@ export class Redlock implements LockOwner {
       const { deadline, token } = result.attempt;
       const grant = {
         resources,
-        keys,
+        keys: result.keys ?? keys,
+        permit: result.permit,
         fenceKeys,
         value: result.owner,
         ttl: settings.ttl,

@@ -5,17 +5,19 @@ import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
 import { isClusterClient, slotOf, tagForSlot } from './cluster-slots';
 import { ReleaseChannels } from './release-channels';
-import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, releaseReplyOf } from './replies';
+import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, limitReplyOf, releaseReplyOf } from './replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
+  LIMIT_SCRIPT,
   LuaScript,
   RELEASE_SCRIPT,
   ScriptCall,
   acquireCall,
   extendCall,
   fenceCall,
+  limitCall,
   releaseCall,
 } from './scripts';
 
@@ -149,6 +151,10 @@ export class IoredisLockNode implements LockNode {
     return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
       releaseReplyOf(this.name, raw, keys.length),
     );
+  }
+
+  limit(key: string, permits: number, ttl: number): Promise<number> {
+    return this.run(LIMIT_SCRIPT, limitCall(key, permits, ttl)).then((raw) => limitReplyOf(this.name, raw));
   }
 
   /**

@@ -56,6 +56,13 @@ export function flagReplyOf(node: string, operation: string, raw: unknown): bool
   throw new UnexpectedReplyError(node, operation, raw, 'expected 0 or 1');
 }
 
+/** The limit script answers the recorded number of permits, or −1 for a value that is not a number. */
+export function limitReplyOf(node: string, raw: unknown): number {
+  const limit = integerOf(raw);
+  if (limit !== undefined && limit >= -1) return limit;
+  throw new UnexpectedReplyError(node, 'the limit script', raw, 'expected a whole number ≥ −1');
+}
+
 /** The release script answers how many of the `count` keys it deleted. */
 export function releaseReplyOf(node: string, raw: unknown, count: number): number {
   if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw <= count) return raw;

@@ -47,6 +47,43 @@ export function findStaleTokens(intervals: readonly Interval[]): Interval[] {
   return stale;
 }
 
+/** A moment at which more sections of one resource ran at once than its limit allows. */
+export interface OverAdmission {
+  readonly resource: string;
+  readonly at: number;
+  readonly holders: readonly string[];
+}
+
+/**
+ * Semaphore checker: per resource, sweeps the section boundaries in time order (an end before a start at the
+ * same instant) and reports every start that makes more than `limit` sections run at once.
+ */
+export function findOverAdmissions(intervals: readonly Interval[], limit: number): OverAdmission[] {
+  const found: OverAdmission[] = [];
+  for (const list of byStart(intervals)) {
+    const events = list.flatMap((interval) => [
+      { at: interval.start, delta: 1, interval },
+      { at: interval.end, delta: -1, interval },
+    ]);
+    events.sort((a, b) => a.at - b.at || a.delta - b.delta);
+    const running = new Set<Interval>();
+    for (const event of events) {
+      if (event.delta < 0) running.delete(event.interval);
+      else {
+        running.add(event.interval);
+        if (running.size > limit) {
+          found.push({
+            resource: event.interval.resource,
+            at: event.at,
+            holders: [...running].map((i) => i.holder),
+          });
+        }
+      }
+    }
+  }
+  return found;
+}
+
 /** The sections of each resource, sorted by start time. */
 function byStart(intervals: readonly Interval[]): Interval[][] {
   const byResource = new Map<string, Interval[]>();
