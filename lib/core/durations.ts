@@ -9,8 +9,9 @@ export const MAX_DURATION = 2_147_483_647;
 
 /**
  * What is wrong with a duration argument, or undefined: every duration the library takes is a whole number of
- * ms from `min` to {@link MAX_DURATION} (docs/DESIGN.md §11); `Infinity` is let through only when `infinite`
- * (for `wait`: no limit, and no timer is ever armed with it). The one rule behind every duration check.
+ * ms from `min` to {@link MAX_DURATION} (docs/DESIGN.md §11), except a budget (`infinite`: `wait`), which may
+ * also be fractional or `Infinity` (no limit; no timer is ever armed with it). The one rule behind every
+ * duration check.
  */
 export function durationProblem(
   value: unknown,
@@ -19,7 +20,9 @@ export function durationProblem(
   infinite = false,
 ): string | undefined {
   if (infinite && value === Infinity) return undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+  // A budget (`wait`, the one duration that may be Infinity) may be fractional: `wait: ttl / 2` is common.
+  const whole = infinite ? Number.isFinite(value) : Number.isSafeInteger(value);
+  if (typeof value !== 'number' || !whole || value < min) {
     return durationInvalid(name, min, infinite, value);
   }
   if (value > MAX_DURATION) return durationTooLong(name, value, infinite);

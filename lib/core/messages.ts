@@ -26,9 +26,13 @@ const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node t
 
 /** A duration that is not a whole number of ms ≥ `min` (or, where allowed, Infinity). */
 export function durationInvalid(name: string, min: number, infinite: boolean, value: unknown): string {
-  const range =
-    min === 1 ? 'a positive whole number of milliseconds' : `a whole number of milliseconds ≥ ${min}`;
-  const fraction = typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value);
+  const range = infinite
+    ? `a number of milliseconds ≥ ${min}`
+    : min === 1
+      ? 'a positive whole number of milliseconds'
+      : `a whole number of milliseconds ≥ ${min}`;
+  const fraction =
+    !infinite && typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value);
   return (
     `${name} must be ${range}${infinite ? ' or Infinity' : ''}, got ${describe(value)}` +
     `${min === 0 && infinite ? ' (0 = a single attempt, Infinity = no limit)' : ''}.` +
