@@ -108,7 +108,7 @@ export async function acquireWithRetries(
       claim.abandoned = !plan.unsafeReuseOwner;
       if (signal?.aborted) {
         claim.abandoned = true;
-        void releaseOnAll(plan, current.keys, current.owner);
+        void releaseOnAll(plan, current.keys, current.owner, readersOf(current));
         throwIfAborted(signal, resources);
       }
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
@@ -134,7 +134,10 @@ export async function acquireWithRetries(
       } else if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
         // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
         // subscribing, try once more at once: the holder may have released before the subscription was active.
-        delay = waiter.justSubscribed ? 0 : Math.min(budget, holderDelay(attempt.holderTtl, plan));
+        // Held by readers: come back before this writer's intent (renewed by each attempt) lapses (§15).
+        const readers = attempt.votes.some((vote) => vote.outcome === 'busy' && vote.readers === true);
+        const cap = readers && request.intentTtl ? request.intentTtl / 2 : Infinity;
+        delay = waiter.justSubscribed ? 0 : Math.min(budget, cap, holderDelay(attempt.holderTtl, plan));
       } else if (
         attempt.kind === 'unavailable' &&
         !attempt.votes.some(isFailure) &&
@@ -156,12 +159,12 @@ export async function acquireWithRetries(
       }
       if (delay === undefined) {
         claim.abandoned = true;
-        await releaseOnAll(plan, current.keys, current.owner);
+        await releaseOnAll(plan, current.keys, current.owner, readersOf(current));
         return { kind: 'failed', attempt, attempts, elapsed, ...wakesOf(waiter) };
       }
       // Not awaited: the next attempt writes another owner value, so on a node that runs this release after
       // that attempt's acquire (unordered: a Cluster's redirects, a re-send) it deletes nothing of it (§7).
-      void releaseOnAll(plan, current.keys, current.owner);
+      void releaseOnAll(plan, current.keys, current.owner, readersOf(current));
       if (delay > 0) await waiter.sleep(delay, signal, !split);
     }
   } finally {
@@ -210,7 +213,7 @@ export async function attemptAcquire(
     const writeBack = await askNodes(
       plan,
       'fence',
-      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced),
+      (node) => node.fence(request.keys, request.fenceKeys, request.owner, fenced, readersOf(request)),
       { needed: quorum, isYes: isTrue },
       checkedFence,
     );
@@ -305,7 +308,9 @@ function undoLate(
 ): void {
   if (node.ordered) return;
   if (answer.status === 'value' && answer.value.outcome === 'acquired' && claim.abandoned) {
-    callNode(node, 'release', () => node.release(request.keys, request.owner)).catch(() => undefined);
+    callNode(node, 'release', () => node.release(request.keys, request.owner, readersOf(request))).catch(
+      () => undefined,
+    );
   }
 }
 
@@ -321,6 +326,11 @@ export function throwIfAborted(signal: AbortSignal | undefined, resources: reado
 function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
   const jitter = plan.random() * Math.min(plan.retryDelay, 5);
   return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
+}
+
+/** A read lock's readers sets (what its fence, extend and release act on); undefined for a writer. */
+export function readersOf(request: AcquireRequest): readonly string[] | undefined {
+  return request.mode === 'read' ? request.readerKeys : undefined;
 }
 
 /** Nodes report uptime in whole seconds. */
@@ -355,7 +365,9 @@ function voteOfReply(reply: AcquireReply, window: number): VoteOutcome {
     case 'acquired':
       return ACQUIRED;
     case 'busy':
-      return { outcome: 'busy', holderTtl: reply.holderTtl };
+      return reply.readers
+        ? { outcome: 'busy', holderTtl: reply.holderTtl, readers: true }
+        : { outcome: 'busy', holderTtl: reply.holderTtl };
     default:
       return {
         outcome: 'refused',

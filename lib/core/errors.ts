@@ -23,6 +23,8 @@ export interface NodeVote {
   readonly error?: Error;
   /** For `busy`: the holder's remaining time to live on this node, in ms. */
   readonly holderTtl?: number;
+  /** For `busy`: true when readers hold it (a read-write lock); `holderTtl` is then the last reader's. */
+  readonly readers?: boolean;
   /**
    * For `refused` (restart guard): how long ago the node started (or, in the guard's portable mode, since its
    * data was first seen), in ms.

@@ -20,7 +20,7 @@ export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number):
   const result = await askNodes(
     group,
     'extend',
-    (node) => node.extend(lock.keys, lock.value, ttl),
+    (node) => node.extend(lock.keys, lock.value, ttl, lock.readerKeys),
     EXTEND_PLAN[quorum] ?? { needed: quorum, isYes: isTrue },
     checkedExtend,
   );

@@ -13,14 +13,30 @@ export interface AcquireRequest {
   readonly guardWindow: number;
   /** The key where a node records the run_id it was last checked under (see the acquire script). */
   readonly guardKey: string;
+  /**
+   * Read-write locks (docs/DESIGN.md §15): `'write'` (also excludes readers) or `'read'` (shared with other
+   * readers). Undefined, with no `readerKeys`: a plain exclusive lock that ignores readers.
+   */
+  readonly mode?: 'read' | 'write';
+  /** The readers sets of the resources (`<lock key>:readers`), aligned with `keys`. */
+  readonly readerKeys?: readonly string[];
+  /** The writer-intent keys of the resources (`<lock key>:intent`), aligned with `keys`. */
+  readonly intentKeys?: readonly string[];
+  /** What a waiting writer writes to the intent keys: the same for every attempt of one acquisition. */
+  readonly intent?: string;
+  /** How long a writer's intent keeps new readers out unless renewed by its next attempt, in ms. */
+  readonly intentTtl?: number;
 }
 
 /** What a node answered to an acquire request. */
 export type AcquireReply =
   /** Every key is now held by the owner; `token` is the raised fence counter (0 without fencing). */
   | { readonly outcome: 'acquired'; readonly token: number }
-  /** Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished). */
-  | { readonly outcome: 'busy'; readonly holderTtl: number }
+  /**
+   * Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished); `readers`: it is
+   * held by readers, the last of whom expires in `holderTtl` ms (a writer's intent now keeps new ones out).
+   */
+  | { readonly outcome: 'busy'; readonly holderTtl: number; readonly readers?: boolean }
   /**
    * The node refused: inside the restart-guard window. `uptime`: how long it has been up (precise mode, from
    * INFO) or how long its data has existed (`basis: 'data-age'`, portable mode), in ms.
@@ -42,20 +58,24 @@ export interface LockNode {
    */
   readonly ordered?: boolean;
   acquire(request: AcquireRequest): Promise<AcquireReply>;
-  /** Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. */
+  /**
+   * Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. With
+   * `readers` (a read lock), "holds" means: a live entry of `owner` in each of those readers sets.
+   */
   fence(
     keys: readonly string[],
     fenceKeys: readonly string[],
     owner: string,
     token: number,
+    readers?: readonly string[],
   ): Promise<boolean>;
-  /** Resolves true when every key was still held by `owner` and now has the new ttl. */
-  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean>;
+  /** Resolves true when every key (with `readers`: every readers entry) was still `owner`'s and got the new ttl. */
+  extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): Promise<boolean>;
   /**
    * Resolves the number of keys deleted (only keys held by `owner` are deleted). The core never writes an
    * owner value again once it released it, so this may run on the node after commands sent later.
    */
-  release(keys: readonly string[], owner: string): Promise<number>;
+  release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number>;
   /**
    * Optional: records `permits` as the limit of the semaphore whose limit key is `key` when none is recorded
    * (kept at least `ttl` ms), and resolves the recorded one (−1: the key holds something else). Without it a

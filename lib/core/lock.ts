@@ -62,6 +62,9 @@ export interface LockGrant {
   readonly fencingToken: number | undefined;
   /** With `permits`: which permit slot (0 to permits − 1) the lock holds. */
   readonly permit?: number;
+  readonly mode?: 'read' | 'write';
+  /** A read lock's readers sets, aligned with `keys`. */
+  readonly readerKeys?: readonly string[];
 }
 
 /**
@@ -88,6 +91,10 @@ export class Lock {
    * for an exclusive lock.
    */
   readonly permit: number | undefined;
+  /** `'write'` (held alone: the default) or `'read'` (shared with other readers). */
+  readonly mode: 'read' | 'write';
+  /** @internal A read lock's readers sets (aligned with `keys`); undefined for a writer. */
+  readonly readerKeys: readonly string[] | undefined;
   /** @internal The Redis keys, aligned with `resources`. */
   readonly keys: readonly string[];
   /** @internal The fence counter keys (empty without fencing). */
@@ -122,6 +129,8 @@ export class Lock {
     this.attempts = grant.attempts;
     this.fencingToken = grant.fencingToken;
     this.permit = grant.permit;
+    this.mode = grant.mode ?? 'write';
+    this.readerKeys = this.mode === 'read' ? grant.readerKeys : undefined;
   }
 
   /** Milliseconds of guaranteed validity left (≤ 0 once expired or lost). */

@@ -104,7 +104,10 @@ export function formatVotes(votes: readonly NodeVote[]): string {
     .map((v) => {
       let text = `${v.node} ${v.outcome}`;
       if (v.error) text += ` (${v.error.message})`;
-      if (v.holderTtl !== undefined && v.holderTtl >= 0) text += ` (holder expires in ${v.holderTtl} ms)`;
+      if (v.readers && v.holderTtl !== undefined)
+        text += ` (held by readers, the last expires in ${v.holderTtl} ms)`;
+      else if (v.holderTtl !== undefined && v.holderTtl >= 0)
+        text += ` (holder expires in ${v.holderTtl} ms)`;
       if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';
       if (v.restartedAgo !== undefined) {
         text += ` (restart guard: up ${v.restartedAgo} ms`;

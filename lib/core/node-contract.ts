@@ -43,12 +43,16 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /** Checks a node's acquire reply; a token or ttl that is not a safe integer never reaches a lock. */
 export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireReply {
-  const value = reply as Partial<Record<'outcome' | 'token' | 'holderTtl' | 'uptime', unknown>> | null;
+  const value = reply as Partial<
+    Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers', unknown>
+  > | null;
   const ok =
     typeof value === 'object' &&
     value !== null &&
     ((value.outcome === 'acquired' && isSafeAtLeast(value.token, 0)) ||
-      (value.outcome === 'busy' && isSafeAtLeast(value.holderTtl, -2)) ||
+      (value.outcome === 'busy' &&
+        isSafeAtLeast(value.holderTtl, -2) &&
+        (value.readers === undefined || value.readers === true)) ||
       (value.outcome === 'refused' && isSafeAtLeast(value.uptime, 0)));
   if (!ok) throw new NodeContractError(node.name, 'acquire', `resolved ${showReply(reply)}`);
   return reply as AcquireReply;

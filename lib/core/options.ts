@@ -70,6 +70,12 @@ export interface AcquireOptions {
    * same number: one that passes another gets an `InvalidArgumentError`. Default: none (an exclusive lock).
    */
   permits?: number;
+  /**
+   * A read-write lock: `'write'` (the default) holds the resource alone — no other writer and no reader;
+   * `'read'` shares it with other readers and excludes writers. A writer that waits keeps new readers out,
+   * so a stream of readers cannot starve it. Not with `permits`.
+   */
+  mode?: 'read' | 'write';
 }
 
 /** Per-call options of `using()`: those of `acquire()` plus what happens while the work runs. */
@@ -91,6 +97,8 @@ export interface CallSettings {
   readonly onLockLost: 'throw' | 'warn';
   /** A counting semaphore of this many permits, or undefined (an exclusive lock). */
   readonly permits: number | undefined;
+  /** A writer (the default) or a reader. */
+  readonly mode: 'read' | 'write';
 }
 
 /** The instance options after defaults were applied and everything was validated. */
@@ -195,6 +203,15 @@ export function resolveCallOptions(
       `permits must be a whole number from 1 to ${MAX_PERMITS} (at most that many holders at once), got ${describe(permits)}.`,
     );
   }
+  const mode = given.mode ?? 'write';
+  if (mode !== 'read' && mode !== 'write') {
+    throw new InvalidArgumentError(`mode must be 'read' or 'write', got ${describe(mode)}.`);
+  }
+  if (mode === 'read' && permits !== undefined) {
+    throw new InvalidArgumentError(
+      `mode: 'read' and permits cannot be combined: a semaphore's permits are exclusive locks. Use one or the other.`,
+    );
+  }
   const signal = given.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
@@ -208,6 +225,7 @@ export function resolveCallOptions(
     autoExtend,
     onLockLost,
     permits,
+    mode,
   };
 }
 
@@ -253,6 +271,7 @@ export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
   'fencing',
   'signal',
   'permits',
+  'mode',
 ]);
 /** The option names `using()` accepts. */
 export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([

@@ -31,7 +31,7 @@ import {
 } from './options';
 import { releaseOnQuorum } from './release';
 import { Renewals } from './renewals';
-import { fenceKey, lockKey, normalizeResources } from './resources';
+import { fenceKey, intentKey, lockKey, normalizeResources, readersKey } from './resources';
 import { eitherSignal } from './signals';
 
 /** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
@@ -48,6 +48,11 @@ export interface RedlockInternals {
    * first attempt's owner value, so a release that a node runs late can delete a later attempt's key.
    */
   unsafeReuseOwner?: boolean;
+  /**
+   * UNSAFE for liveness, for the negative control of docs/DESIGN.md §15 only: a waiting writer sets no intent,
+   * so a stream of readers can starve it.
+   */
+  unsafeNoWriterIntent?: boolean;
 }
 
 /** Counters for metrics and tests. */
@@ -82,6 +87,8 @@ export class Redlock implements LockOwner {
   private readonly defaultSettings: CallSettings;
   /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
   private readonly guardKey: string;
+  /** How long a waiting writer's intent keeps readers out without a new attempt (docs/DESIGN.md §15). */
+  private readonly intentTtl: number;
   private portableNoticed = false;
   /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
   private readonly lifetime = lifetimeController();
@@ -134,6 +141,9 @@ export class Redlock implements LockOwner {
     );
     this.defaultSettings = resolveCallOptions(undefined, this.options);
     this.guardKey = `${this.options.keyPrefix}!boot`;
+    this.intentTtl = internals.unsafeNoWriterIntent
+      ? 0
+      : Math.max(MIN_INTENT_TTL, 4 * this.options.maxRetryDelay);
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
@@ -247,10 +257,16 @@ export class Redlock implements LockOwner {
     const keys = resources.map((resource) => lockKey(prefix, resource));
     if (keys.length > 1) this.refuseKeys(keys);
     const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
+    const owner = newOwnerValue();
     const request: AcquireRequest = {
       keys,
       fenceKeys,
-      owner: newOwnerValue(),
+      owner,
+      mode: settings.mode,
+      readerKeys: keys.map(readersKey),
+      intentKeys: keys.map(intentKey),
+      intent: owner,
+      intentTtl: this.intentTtl,
       ttl: settings.ttl,
       guardWindow: settings.guardWindow,
       guardKey: this.guardKey,
@@ -289,6 +305,8 @@ export class Redlock implements LockOwner {
         resources,
         keys: result.keys ?? keys,
         permit: result.permit,
+        mode: settings.mode,
+        readerKeys: request.readerKeys,
         fenceKeys,
         value: result.owner,
         ttl: settings.ttl,
@@ -411,7 +429,7 @@ export class Redlock implements LockOwner {
     const started = this.plan.clock.now();
     let result: ReleaseResult;
     try {
-      result = await releaseOnQuorum(this.plan, lock.keys, lock.value);
+      result = await releaseOnQuorum(this.plan, lock.keys, lock.value, lock.readerKeys);
     } finally {
       for (const listener of this.releaseListeners) listener(lock);
     }
@@ -543,6 +561,8 @@ function lifetimeController(): AbortController {
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+/** The shortest writer intent, in ms: a few rounds of announcements and retries. */
+const MIN_INTENT_TTL = 200;
 /** Keeping a lock for less than this after its work is not worth a round trip: it is released instead. */
 const MIN_KEEP = 20;
 const NOTHING: ReleaseOutcome = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });

@@ -13,12 +13,13 @@ export async function releaseOnAll(
   group: NodeGroup,
   keys: readonly string[],
   owner: string,
+  readers?: readonly string[],
 ): Promise<ReleaseOutcome> {
   const { nodes } = group;
   const result = await askNodes(
     group,
     'release',
-    (node) => node.release(keys, owner),
+    (node) => node.release(keys, owner, readers),
     RELEASE_PLAN[nodes.length] ?? { needed: nodes.length, isYes: always, waitForAll: true },
     checkedCount,
   );
@@ -35,6 +36,7 @@ export function releaseOnQuorum(
   group: NodeGroup,
   keys: readonly string[],
   owner: string,
+  readers?: readonly string[],
 ): Promise<ReleaseResult> {
   const { nodes, quorum } = group;
   return new Promise((resolve) => {
@@ -44,7 +46,7 @@ export function releaseOnQuorum(
     const settled: Promise<ReleaseOutcome> = askNodes(
       group,
       'release',
-      (node) => node.release(keys, owner),
+      (node) => node.release(keys, owner, readers),
       {
         needed: nodes.length,
         isYes: always,

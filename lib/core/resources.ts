@@ -82,3 +82,13 @@ export function lockKey(prefix: string, resource: string): string {
 export function fenceKey(prefix: string, resource: string): string {
   return `${prefix}{${resource}}:fence`;
 }
+
+/** The readers set of a resource (read-write locks): `<lock key>:readers`; same hash tag, never a lock key. */
+export function readersKey(lockKeyOfResource: string): string {
+  return `${lockKeyOfResource}:readers`;
+}
+
+/** The writer-intent key of a resource: `<lock key>:intent`; same hash tag, never a lock key. */
+export function intentKey(lockKeyOfResource: string): string {
+  return `${lockKeyOfResource}:intent`;
+}

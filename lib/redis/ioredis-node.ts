@@ -12,6 +12,9 @@ import {
   FENCE_SCRIPT,
   LIMIT_SCRIPT,
   LuaScript,
+  READ_EXTEND_SCRIPT,
+  READ_FENCE_SCRIPT,
+  READ_RELEASE_SCRIPT,
   RELEASE_SCRIPT,
   ScriptCall,
   acquireCall,
@@ -135,19 +138,27 @@ export class IoredisLockNode implements LockNode {
     fenceKeys: readonly string[],
     owner: string,
     token: number,
+    readers?: readonly string[],
   ): Promise<boolean> {
-    return this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token)).then((raw) =>
-      flagReplyOf(this.name, 'the fence script', raw),
-    );
+    const call = readers
+      ? this.run(READ_FENCE_SCRIPT, fenceCall(readers, fenceKeys, owner, token))
+      : this.run(FENCE_SCRIPT, fenceCall(keys, fenceKeys, owner, token));
+    return call.then((raw) => flagReplyOf(this.name, 'the fence script', raw));
   }
 
-  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
-    return this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl)).then((raw) =>
-      flagReplyOf(this.name, 'the extend script', raw),
-    );
+  extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): Promise<boolean> {
+    const call = readers
+      ? this.run(READ_EXTEND_SCRIPT, extendCall(readers, owner, ttl))
+      : this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl));
+    return call.then((raw) => flagReplyOf(this.name, 'the extend script', raw));
   }
 
-  release(keys: readonly string[], owner: string): Promise<number> {
+  release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {
+    if (readers) {
+      return this.run(READ_RELEASE_SCRIPT, releaseCall([...keys, ...readers], owner)).then((raw) =>
+        releaseReplyOf(this.name, raw, keys.length),
+      );
+    }
     return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
       releaseReplyOf(this.name, raw, keys.length),
     );

@@ -39,6 +39,12 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
       if (holderTtl === undefined || holderTtl < -2) return fail("the holder's ttl is not a PTTL reply");
       return { outcome: 'busy', holderTtl };
     }
+    case 4: {
+      const holderTtl = integerOf(value);
+      if (holderTtl === undefined || holderTtl < 0)
+        return fail("the readers' ttl is not a whole number of ms ≥ 0");
+      return { outcome: 'busy', holderTtl, readers: true };
+    }
     case 2:
     case 3: {
       const uptime = integerOf(value);
@@ -46,7 +52,7 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
       return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
     }
     default:
-      return fail('unknown reply code (expected 0, 1, 2 or 3)');
+      return fail('unknown reply code (expected 0 to 4)');
   }
 }
 

@@ -23,11 +23,14 @@ function script(source: string): LuaScript {
 }
 
 /**
- * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — with fencing — the n fence counter keys,
- * then — with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value,
- * ARGV[2]: ttl in ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence
- * counters, ARGV[6]: the server's run_id as the client last learnt it ('' if unknown), ARGV[7]: 1 when the
- * client knows INFO is not readable here (denied by ACL, unsupported in scripts, or without a run_id).
+ * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — for read-write locks (ARGV[8] not '') —
+ * the n readers keys and the n writer-intent keys, then — with fencing — the n fence counter keys, then —
+ * with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value, ARGV[2]: ttl in
+ * ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence counters,
+ * ARGV[6]: the server's run_id as the client last learnt it ('' if unknown), ARGV[7]: 1 when the client knows
+ * INFO is not readable here (denied by ACL, unsupported in scripts, or without a run_id), ARGV[8]: '' (a plain
+ * exclusive lock that ignores readers), 'w' (a writer) or 'r' (a reader), ARGV[9]: the acquisition's intent
+ * id, ARGV[10]: the writer intent's ttl in ms (0: no intent; only the negative control of §15 sends 0).
  *
  * Guarantees, on this node (docs/DESIGN.md §6):
  * - restart guard, precise mode (INFO readable): while the server has been up for less than the window,
@@ -48,15 +51,26 @@ function script(source: string): LuaScript {
  *   largest, so a counter lost with a restart starts again above every token handed out before
  *   (while clocks are sane). Counters expire after an hour without acquisitions.
  *
+ * - read-write locks (docs/DESIGN.md §15): a writer is granted only while no other owner holds the lock key and
+ *   no live reader is in the readers set (a sorted set: owner → expiry on this server's clock, entries past
+ *   it removed first); when it is refused it sets the writer intent (its intent id, short ttl), which keeps
+ *   new readers out. A reader is granted only while no writer holds the lock key and no other acquisition's
+ *   intent is set; it is added to the readers set with its own expiry (server TIME + ttl), and the set lives
+ *   at least as long as its longest reader. A granted writer clears its own intent.
+ *
  * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
- * fencing, `{0, holderPttl}` busy, `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age.
+ * fencing, `{0, holderPttl}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms}` busy
+ * with readers (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused
+ * by data age.
  */
 export const ACQUIRE_SCRIPT = script(
   `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
+local mode = ARGV[8] or ''
+local rw = mode ~= '' and 2 * n or 0
 if window > 0 then
-  local marks = n * (ARGV[5] == '1' and 2 or 1)
+  local marks = n * (ARGV[5] == '1' and 2 or 1) + rw
   local boot, since = KEYS[marks + 1], KEYS[marks + 2]
   local portable = ARGV[7] == '1'
   -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
@@ -106,14 +120,65 @@ if window > 0 then
     end
   end
 end
-for i = 1, n do
-  local holder = redis.call('GET', KEYS[i])
-  if holder and holder ~= ARGV[1] then
-    return {0, redis.call('PTTL', KEYS[i])}
+if mode == 'r' then
+  for i = 1, n do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      return {0, redis.call('PTTL', KEYS[i])}
+    end
+    local intent = redis.call('GET', KEYS[2 * n + i])
+    if intent and intent ~= ARGV[9] then
+      return {0, redis.call('PTTL', KEYS[2 * n + i])}
+    end
   end
-end
-for i = 1, n do
-  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  local t = redis.call('TIME')
+  local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local ttl = tonumber(ARGV[2])
+  for i = n + 1, 2 * n do
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', nowms)
+    redis.call('ZADD', KEYS[i], nowms + ttl, ARGV[1])
+    if redis.call('PTTL', KEYS[i]) < ttl then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+  end
+else
+  for i = 1, n do
+    local holder = redis.call('GET', KEYS[i])
+    if holder and holder ~= ARGV[1] then
+      if mode == 'w' and ARGV[10] ~= '0' then
+        redis.call('SET', KEYS[2 * n + i], ARGV[9], 'PX', ARGV[10])
+      end
+      return {0, redis.call('PTTL', KEYS[i])}
+    end
+  end
+  if mode == 'w' then
+    local nowms = nil
+    for i = 1, n do
+      if redis.call('EXISTS', KEYS[n + i]) == 1 then
+        if not nowms then
+          local t = redis.call('TIME')
+          nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+        redis.call('ZREMRANGEBYSCORE', KEYS[n + i], '-inf', nowms)
+        local last = redis.call('ZRANGE', KEYS[n + i], -1, -1, 'WITHSCORES')
+        if last[2] then
+          for j = 1, n do
+            if ARGV[10] ~= '0' then
+              redis.call('SET', KEYS[2 * n + j], ARGV[9], 'PX', ARGV[10])
+            end
+          end
+          return {4, math.max(0, tonumber(last[2]) - nowms)}
+        end
+      end
+    end
+    for i = 1, n do
+      if redis.call('GET', KEYS[2 * n + i]) == ARGV[9] then
+        redis.call('DEL', KEYS[2 * n + i])
+      end
+    end
+  end
+  for i = 1, n do
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  end
 end
 if ARGV[5] ~= '1' then
   return 1
@@ -121,7 +186,7 @@ end
 local token = 0
 local now = redis.call('TIME')
 local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-for i = n + 1, 2 * n do
+for i = n + rw + 1, 2 * n + rw do
   local counter = math.max((tonumber(redis.call('GET', KEYS[i])) or 0) + 1, micros)
   redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
   token = math.max(token, counter)
@@ -140,18 +205,28 @@ export function acquireCall(
   noInfo: boolean,
   guardKey: string = request.guardKey,
 ): ScriptCall {
-  const { keys, fenceKeys, guardWindow } = request;
+  const { keys, fenceKeys, guardWindow, readerKeys, intentKeys } = request;
   const fencing = fenceKeys.length > 0;
+  const rw = readerKeys !== undefined && intentKeys !== undefined && readerKeys.length > 0;
   let all: readonly string[] = keys;
-  if (fencing || guardWindow > 0) {
-    const list = fencing ? [...keys, ...fenceKeys] : [...keys];
+  if (fencing || guardWindow > 0 || rw) {
+    const list = rw ? [...keys, ...readerKeys, ...intentKeys] : [...keys];
+    if (fencing) list.push(...fenceKeys);
     if (guardWindow > 0) list.push(guardKey, `${guardKey}:since`);
     all = list;
   }
-  return {
-    keys: all,
-    args: [request.owner, request.ttl, keys.length, guardWindow, fencing ? 1 : 0, runId, noInfo ? 1 : 0],
-  };
+  const args: (string | number)[] = [
+    request.owner,
+    request.ttl,
+    keys.length,
+    guardWindow,
+    fencing ? 1 : 0,
+    runId,
+    noInfo ? 1 : 0,
+  ];
+  if (rw)
+    args.push(request.mode === 'read' ? 'r' : 'w', request.intent ?? request.owner, request.intentTtl ?? 0);
+  return { keys: all, args };
 }
 
 /**
@@ -267,3 +342,74 @@ return tonumber(recorded) or -1
 export function limitCall(key: string, permits: number, ttl: number): ScriptCall {
   return { keys: [key], args: [permits, ttl] };
 }
+
+/**
+ * READ_FENCE (the write-back of a reader's fencing token). KEYS: the n readers keys, then the n fence counter
+ * keys. ARGV[1]: owner value, ARGV[2]: token. As FENCE, with "held" meaning: the owner is in every readers set
+ * with an expiry still ahead on this server's clock.
+ */
+export const READ_FENCE_SCRIPT = script(
+  `
+local n = #KEYS / 2
+local t = redis.call('TIME')
+local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 1, n do
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[i], ARGV[1]))
+  if not expiry or expiry <= nowms then
+    return 0
+  end
+end
+local token = tonumber(ARGV[2])
+for i = n + 1, 2 * n do
+  if (tonumber(redis.call('GET', KEYS[i])) or 0) < token then
+    redis.call('SET', KEYS[i], ARGV[2], 'PX', 3600000)
+  end
+end
+return 1
+`,
+);
+
+/**
+ * READ_EXTEND. KEYS: the n readers keys. ARGV[1]: owner value, ARGV[2]: new ttl in ms. All-or-nothing: when
+ * the owner is a live reader in every set, each entry's expiry becomes now + ttl (server clock) and each set
+ * lives at least that long; returns 1, else 0 and nothing changes.
+ */
+export const READ_EXTEND_SCRIPT = script(
+  `
+local t = redis.call('TIME')
+local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 1, #KEYS do
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[i], ARGV[1]))
+  if not expiry or expiry <= nowms then
+    return 0
+  end
+end
+local ttl = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', nowms + ttl, ARGV[1])
+  if redis.call('PTTL', KEYS[i]) < ttl then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
+end
+return 1
+`,
+);
+
+/**
+ * READ_RELEASE. KEYS: the n lock keys, then the n readers keys. ARGV[1]: owner value. Removes the owner from
+ * each readers set (an empty set is deleted) and announces each removal on `<lock key>:released`, where
+ * waiting writers listen. Returns how many entries were removed (expired ones count: the reader is gone).
+ */
+export const READ_RELEASE_SCRIPT = script(
+  `
+local n = #KEYS / 2
+local removed = 0
+for i = 1, n do
+  if redis.call('ZREM', KEYS[n + i], ARGV[1]) == 1 then
+    removed = removed + 1
+    redis.call('PUBLISH', KEYS[i] .. ':released', '1')
+  end
+end
+return removed
+`,
+);
