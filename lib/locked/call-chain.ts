@@ -18,6 +18,8 @@ export interface HeldInChain {
   readonly missing: string[];
   /** The innermost lock holding one of the requested resources, if any. */
   readonly holder: Lock | undefined;
+  /** The requested resources the chain holds only through read locks (no write lock of its holds them). */
+  readonly readOnly: string[];
 }
 
 // One store for the whole process: frames carry their scope, so sharing it is safe and cheap.
@@ -39,17 +41,24 @@ export function runInChain<T>(scope: object, lock: Lock, fn: () => T): T {
 export function heldInChain(scope: object, resources: readonly string[]): HeldInChain {
   const wanted = new Set(resources);
   const held = new Set<string>();
+  const written = new Set<string>();
   let holder: Lock | undefined;
-  for (let frame = storage.getStore(); frame && held.size < wanted.size; frame = frame.parent) {
+  for (let frame = storage.getStore(); frame; frame = frame.parent) {
     if (frame.scope !== scope || frame.lock.isExpired) continue;
     for (const resource of frame.lock.resources) {
-      if (wanted.has(resource) && !held.has(resource)) {
+      if (!wanted.has(resource)) continue;
+      if (frame.lock.mode === 'write') written.add(resource);
+      if (!held.has(resource)) {
         held.add(resource);
         holder ??= frame.lock;
       }
     }
   }
-  return { missing: resources.filter((resource) => !held.has(resource)), holder };
+  return {
+    missing: resources.filter((resource) => !held.has(resource)),
+    holder,
+    readOnly: [...held].filter((resource) => !written.has(resource)),
+  };
 }
 
 /**

@@ -66,7 +66,11 @@ export class LockedSections {
     work: (lock: Lock) => Promise<T>,
     scheduled?: ScheduledRun,
   ): Promise<SectionOutcome<T>> {
-    const { missing, holder } = heldInChain(this, resources);
+    const { missing, holder, readOnly } = heldInChain(this, resources);
+    // A write inside a read of the same resource would wait for itself (its own read keeps writers out).
+    if (readOnly.length > 0 && (options?.mode ?? 'write') === 'write') {
+      throw new InvalidArgumentError(messages.writeInsideRead(where, readOnly));
+    }
     if (missing.length === 0)
       return { ran: true, value: await runInChain(this, holder!, () => work(holder!)) };
     this.refuseWhenClosed(missing);

@@ -105,3 +105,11 @@ export function synchronousMethod(where: string, type: string): string {
     `wait for the lock. Make it async (or return an Observable).`
   );
 }
+
+export function writeInsideRead(where: string, resources: readonly string[]): string {
+  return (
+    `${where} asks to write ${resourcesOf(resources)}, which this call chain holds for reading: the write would ` +
+    `wait for its own read lock. Take the outer lock with mode 'write' (a read inside a write passes), or ` +
+    `do the write outside the read section.`
+  );
+}

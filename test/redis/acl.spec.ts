@@ -7,7 +7,8 @@ import { RedisNodes, startRedisNodes } from '../support';
  * `+@all -@dangerous` user: INFO is denied to both, so the restart guard runs in its portable mode.
  */
 const LEAST_PRIVILEGE =
-  'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +publish +time ' +
+  'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +exists +zadd +zrange ' +
+  '+zremrangebyscore +zscore +zrem +publish +time ' +
   '+ping +subscribe +unsubscribe +quit';
 const NO_DANGEROUS = 'on >lockpass ~* &* +@all -@dangerous';
 
@@ -59,6 +60,16 @@ describe('ACL users (3 real nodes)', () => {
       await redlock.using('acl:2', async (held: Lock) => expect(held.remainingTime).toBeGreaterThan(0));
       await redlock.release(next);
       expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+      // Read-write locks: readers share (fenced, extended), a writer waits for them, then gets in.
+      const readers = await Promise.all([
+        redlock.acquire('acl:rw', { mode: 'read', fencing: true }),
+        redlock.acquire('acl:rw', { mode: 'read' }),
+      ]);
+      await readers[0].extend(2_000);
+      const writer = redlock.acquire('acl:rw', { wait: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.all(readers.map((reader) => reader.release()));
+      await (await writer).release();
       const health = await redlock.probe();
       expect(health.nodes.every((n) => n.up)).toBe(true);
       // Said once, naming the nodes.
@@ -68,7 +79,7 @@ describe('ACL users (3 real nodes)', () => {
     }
   }
 
-  it('least privilege (the ACL line README gives): acquire, fencing, extend, busy, wake-up, using, probe', async () => {
+  it('least privilege (the ACL line README gives): acquire, fencing, extend, busy, wake-up, using, read-write, probe', async () => {
     await lifecycle(await asUser('locker', LEAST_PRIVILEGE));
   });
 
