@@ -6,6 +6,8 @@ export interface Interval {
   readonly end: number;
   /** The holder's fencing token, when the lock had one. */
   readonly token?: number;
+  /** A read lock's section (shared with other readers); otherwise exclusive. */
+  readonly mode?: 'read' | 'write';
 }
 
 /** Two critical sections on the same resource that overlapped in time. */
@@ -32,19 +34,41 @@ export function findOverlaps(intervals: readonly Interval[]): Overlap[] {
 
 /**
  * Fencing checker: per resource, in order of start time, tokens of successive holders must strictly increase.
- * Returns the sections whose token was not larger than every earlier one.
+ * Returns the sections whose token was not larger than every earlier one. With read locks: a writer's token
+ * must exceed every earlier token, a reader's every earlier writer's (concurrent readers are not ordered).
  */
 export function findStaleTokens(intervals: readonly Interval[]): Interval[] {
   const stale: Interval[] = [];
   for (const list of byStart(intervals)) {
     let highest = -Infinity;
+    let highestWriter = -Infinity;
     for (const interval of list) {
       if (interval.token === undefined) continue;
-      if (interval.token <= highest) stale.push(interval);
+      const reader = interval.mode === 'read';
+      if (interval.token <= (reader ? highestWriter : highest)) stale.push(interval);
       highest = Math.max(highest, interval.token);
+      if (!reader) highestWriter = Math.max(highestWriter, interval.token);
     }
   }
   return stale;
+}
+
+/**
+ * Read-write exclusion checker: per resource, every pair of overlapping sections of which at least one is not
+ * a read (a writer overlaps nobody; readers may overlap readers). Without reads it finds what
+ * {@link findOverlaps} finds, pair by pair.
+ */
+export function findExclusionViolations(intervals: readonly Interval[]): Overlap[] {
+  const found: Overlap[] = [];
+  for (const list of byStart(intervals)) {
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length && list[j].start < list[i].end; j++) {
+        if (list[i].mode !== 'read' || list[j].mode !== 'read')
+          found.push({ first: list[i], second: list[j] });
+      }
+    }
+  }
+  return found;
 }
 
 /** A moment at which more sections of one resource ran at once than its limit allows. */

@@ -1,26 +1,11 @@
 import { InvalidArgumentError, Lock, LockBusyError, Redlock } from '../../lib';
-import { Interval, findStaleTokens } from '../checkers/intervals';
+import { Interval, findExclusionViolations, findStaleTokens } from '../checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
 
-/** A section as the read-write checker needs it: who held the resource, how, and when. */
 type Section = Interval & { readonly mode: 'read' | 'write' };
 
-/**
- * Read-write exclusion: every writer's section overlaps no other section (reader or writer); readers may
- * overlap readers. Returns the pairs that break it.
- */
-function findWriterOverlaps(sections: readonly Section[]): [Section, Section][] {
-  const found: [Section, Section][] = [];
-  for (const a of sections) {
-    if (a.mode !== 'write') continue;
-    for (const b of sections) {
-      if (b === a || b.resource !== a.resource) continue;
-      if (a.start < b.end && b.start < a.end) found.push([a, b]);
-    }
-  }
-  return found;
-}
+const findWriterOverlaps = (sections: readonly Section[]) => findExclusionViolations(sections);
 
 describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeAll });
@@ -86,6 +71,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
     const writer: Section = { resource: 'x', holder: 'w', start: 9, end: 20, mode: 'write' };
     expect(findWriterOverlaps([reader, otherReader])).toEqual([]);
     expect(findWriterOverlaps([reader, otherReader, writer]).length).toBe(2);
+    expect(findWriterOverlaps([writer, { ...writer, holder: 'w2', start: 19 }]).length).toBe(1);
   });
 
   it('a reader is refused while a writer holds it, and a writer while readers do', async () => {

@@ -24,6 +24,8 @@ export interface OpStats {
   extendFailed: number;
   /** `extend(lock, ttl)` with a ttl shorter than the lock's that missed its quorum: the short-extend case. */
   shortExtendFailed: number;
+  /** Read locks granted. */
+  readsGranted: number;
 }
 
 export function emptyOpStats(): OpStats {
@@ -37,6 +39,7 @@ export function emptyOpStats(): OpStats {
     extended: 0,
     extendFailed: 0,
     shortExtendFailed: 0,
+    readsGranted: 0,
   };
 }
 
@@ -95,7 +98,7 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
     client.clock.setTimeout(() => controller.abort(new Error('the caller gave up')), op.abortAfter);
     signal = controller.signal;
   }
-  const options = { ttl: op.ttl, wait: op.wait, fencing: op.fencing, signal };
+  const options = { ttl: op.ttl, wait: op.wait, fencing: op.fencing, signal, mode: op.mode };
   if (op.kind === 'using') {
     const settings = { ...options, autoExtend: true, onLockLost: op.onLockLost };
     await redlock.using(op.resources, settings, async (lock) => {
@@ -153,6 +156,7 @@ interface Section {
 
 function granted(lock: Lock, op: OpSpec, holder: string, sink: ClientSink): Section {
   sink.stats.granted++;
+  if (lock.mode === 'read') sink.stats.readsGranted++;
   const { context } = sink;
   if (sink.checkGrants && !(lock.remainingTime > 0)) {
     sink.anomaly(`${holder} was handed a lock with no validity left (${lock.remainingTime} ms)`);
@@ -175,7 +179,7 @@ function record(lock: Lock, holder: string, section: Section, sink: ClientSink):
   if (context.tracing)
     context.trace(`${holder} END (worked until ${end.toFixed(4)}, ${(end - start).toFixed(3)} ms)`);
   for (const resource of lock.resources) {
-    sink.section({ resource, holder, start, end, token: lock.fencingToken });
+    sink.section({ resource, holder, start, end, token: lock.fencingToken, mode: lock.mode });
   }
 }
 

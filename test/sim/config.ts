@@ -31,6 +31,11 @@ import type { ServerSpec } from './server';
  * faults and must find nothing; `reorder-reused-owner`, the same with the core's test-only hook that reuses
  * one owner value across the attempts of an acquisition, must find overlaps (a late release deleting a key
  * that a later attempt had won and counted).
+ *
+ * Read-write locks: 40 % of every profile's schedules make half their operations reads; the checker lets
+ * readers overlap readers only. Controls: `read-ignores-writer` (nodes grant a reader while a writer holds the
+ * lock) and `reader-client-clock` (a reader's expiry counted on a client clock running ahead of the node's,
+ * as a client-computed expiry would be: the node drops the reader while it still works) must find overlaps.
  */
 export type Profile =
   | 'safe'
@@ -44,7 +49,9 @@ export type Profile =
   | 'short-extend'
   | 'short-extend-old-deadline'
   | 'reorder'
-  | 'reorder-reused-owner';
+  | 'reorder-reused-owner'
+  | 'read-ignores-writer'
+  | 'reader-client-clock';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -59,6 +66,8 @@ export const PROFILES: readonly Profile[] = [
   'short-extend-old-deadline',
   'reorder',
   'reorder-reused-owner',
+  'read-ignores-writer',
+  'reader-client-clock',
 ];
 
 export interface OpSpec {
@@ -79,6 +88,8 @@ export interface OpSpec {
   readonly abortAfter: number | undefined;
   /** `using`: the loss policy. */
   readonly onLockLost: 'throw' | 'warn';
+  /** A read-write lock's mode: readers share the resource, a writer holds it alone. */
+  readonly mode: 'read' | 'write';
 }
 
 export interface ClientSpec {
@@ -137,6 +148,10 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const nodeTimeout = profile === 'skip-validity' ? ttl * 2 : rng.int(3, Math.max(4, Math.floor(ttl / 4)));
   const retryDelay = rng.int(1, 10);
   const resources = profile === 'skip-validity' || rng.chance(0.7) ? ['a'] : ['a', 'b'];
+  // Read-write locks (docs/DESIGN.md §15): in 40 % of the schedules (all of their controls') half the
+  // operations are reads.
+  const readControl = profile === 'read-ignores-writer' || profile === 'reader-client-clock';
+  const readShare = readControl ? 0.6 : rng.chance(0.4) ? 0.5 : 0;
 
   const skewUs = (ttl * 1000) / 4; // sane node clocks: skew well below the restart-guard window
   const servers: ServerSpec[] = Array.from({ length: nodeCount }, (_, i) => ({
@@ -153,6 +168,12 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
           ? 'data-age-head-start'
           : undefined,
     clockStepBackUs: profile === 'clock-back' ? 1e7 : 0,
+    readMutation:
+      profile === 'read-ignores-writer'
+        ? 'ignore-writer'
+        : profile === 'reader-client-clock'
+          ? 'client-clock'
+          : undefined,
     persistenceLag: rng.chance(0.25) && !portable ? rng.real(0, ttl * 2) : undefined,
   }));
 
@@ -192,7 +213,7 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
       offset: rng.real(0, 1e6),
       lateChance,
       lateMax: rng.real(0, 3),
-      ops: Array.from({ length: opsPerClient }, () => randomOp(rng, profile, ttl, resources)),
+      ops: Array.from({ length: opsPerClient }, () => randomOp(rng, profile, ttl, resources, readShare)),
     };
   });
 
@@ -254,7 +275,13 @@ function clientDrift(rng: Prng, profile: Profile, driftFactor: number): number {
   return rng.real(-0.999, 0.999) * driftFactor;
 }
 
-function randomOp(rng: Prng, profile: Profile, ttl: number, resources: readonly string[]): OpSpec {
+function randomOp(
+  rng: Prng,
+  profile: Profile,
+  ttl: number,
+  resources: readonly string[],
+  readShare: number,
+): OpSpec {
   const drift = profile === 'drift-beyond';
   const short = profile === 'short-extend' || profile === 'short-extend-old-deadline';
   const kind =
@@ -278,6 +305,7 @@ function randomOp(rng: Prng, profile: Profile, ttl: number, resources: readonly 
     extendTtl,
     abortAfter: kind !== 'try' && rng.chance(0.1) ? rng.real(0, ttl) : undefined,
     onLockLost: rng.chance(0.5) ? 'throw' : 'warn',
+    mode: readShare > 0 && rng.chance(readShare) ? 'read' : 'write',
   };
 }
 

@@ -69,16 +69,17 @@ export class Connection implements LockNode {
     fenceKeys: readonly string[],
     owner: string,
     token: number,
+    readers?: readonly string[],
   ): Promise<boolean> {
-    return this.call('fence', owner, () => this.server.fence(keys, fenceKeys, owner, token));
+    return this.call('fence', owner, () => this.server.fence(keys, fenceKeys, owner, token, readers));
   }
 
-  extend(keys: readonly string[], owner: string, ttl: number): Promise<boolean> {
-    return this.call('extend', owner, () => this.server.extend(keys, owner, ttl));
+  extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): Promise<boolean> {
+    return this.call('extend', owner, () => this.server.extend(keys, owner, ttl, readers));
   }
 
-  release(keys: readonly string[], owner: string): Promise<number> {
-    return this.call('release', owner, () => this.server.release(keys, owner));
+  release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {
+    return this.call('release', owner, () => this.server.release(keys, owner, readers));
   }
 
   private subscribe(

@@ -133,6 +133,7 @@ const SUMMED = [
   'refusedDataAge',
   'reordered',
   'shortExtendFailed',
+  'readsGranted',
   'events',
   'operations',
   'granted',

@@ -17,6 +17,8 @@ export interface RunSummary {
   extended: number;
   /** Short extensions that missed their quorum (the short-extend scenario). */
   shortExtendFailed: number;
+  /** Read locks granted (read-write locks). */
+  readsGranted: number;
   messages: number;
   lostMessages: number;
   faults: number;
@@ -92,6 +94,7 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     aborted: 0,
     extended: 0,
     shortExtendFailed: 0,
+    readsGranted: 0,
     messages: 0,
     lostMessages: 0,
     faults: 0,
@@ -177,6 +180,7 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.aborted += result.stats.aborted;
   summary.extended += result.stats.extended;
   summary.shortExtendFailed += result.stats.shortExtendFailed;
+  summary.readsGranted += result.stats.readsGranted;
   summary.messages += result.counters.messages;
   summary.lostMessages += result.counters.lostRequests + result.counters.lostReplies;
   summary.faults += result.counters.faults;
@@ -200,7 +204,7 @@ export function formatSummary(summary: RunSummary): string {
     `sim[${summary.profile}] base seed ${summary.baseSeed}: ${summary.schedules} schedules in ` +
     `${(summary.elapsedMs / 1000).toFixed(1)} s (${Math.round(rate)}/s; CPU ${(summary.cpuMs / 1000).toFixed(1)} s), ` +
     `${summary.events} events; ` +
-    `${summary.operations} operations (${summary.granted} granted, ${summary.busy} busy, ` +
+    `${summary.operations} operations (${summary.granted} granted (${summary.readsGranted} reads), ${summary.busy} busy, ` +
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
     `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
     `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +

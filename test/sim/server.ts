@@ -37,6 +37,12 @@ export interface ServerSpec {
   /** Insane clocks (negative control): each restart sets its wall clock back by this many µs. */
   readonly clockStepBackUs: number;
   /**
+   * Negative controls only — read-write locks broken on this node: `'ignore-writer'` grants a reader while a
+   * writer holds the lock; `'client-clock'` stores a reader's expiry as a client whose clock runs a ttl ahead
+   * would compute it (the entry lapses at once on the node's clock). Undefined: the scripts as shipped.
+   */
+  readonly readMutation?: 'ignore-writer' | 'client-clock';
+  /**
    * With persistence (an fsync-every-second AOF): a restart reloads the data, minus whatever was written in the
    * last `persistenceLag` ms before the crash. Undefined: restarts come back empty.
    */
@@ -56,6 +62,14 @@ interface Value {
   /** True time after which the key no longer exists (Infinity: no ttl). */
   expireAt: number;
   /** True time of the last write (for persistence that loses the most recent writes). */
+  writtenAt: number;
+}
+
+/** A readers set (read-write locks): owner → expiry on this server's wall clock (ms), as the sorted set. */
+interface Readers {
+  readonly members: Map<string, number>;
+  /** True time after which the whole set no longer exists (Infinity: no ttl). */
+  expireAt: number;
   writtenAt: number;
 }
 
@@ -105,6 +119,8 @@ export class VirtualServer {
   private bootWallUs: number;
   private clockOffsetUs: number;
   private readonly data = new Map<string, Value>();
+  /** Sorted sets (the readers sets of read-write locks), apart from the strings in `data`. */
+  private readonly sets = new Map<string, Readers>();
   private backlog: Queued[] = [];
   private readonly subscriptions = new Map<string, Set<Subscription>>();
 
@@ -141,12 +157,15 @@ export class VirtualServer {
     this.up = false;
     this.paused = false;
     const lag = this.spec.persistenceLag;
-    if (lag === undefined) this.data.clear();
-    else {
+    if (lag === undefined) {
+      this.data.clear();
+      this.sets.clear();
+    } else {
       // The lost writes are dropped (rather than reverted to older values): a lock key of the current holder
       // vanishes, a fence counter falls back to nothing — what the restart guard and server time must cover.
       const horizon = this.context.scheduler.now - lag;
       for (const [key, entry] of this.data) if (entry.writtenAt > horizon) this.data.delete(key);
+      for (const [key, set] of this.sets) if (set.writtenAt > horizon) this.sets.delete(key);
     }
     this.backlog = [];
     for (const set of this.subscriptions.values()) {
@@ -169,6 +188,7 @@ export class VirtualServer {
   /** FLUSHALL: every key gone, the server stays up (uptime and run_id unchanged). */
   flushAll(): void {
     this.data.clear();
+    this.sets.clear();
   }
 
   /** SET key value [PX ttl]: data written by something else than the scripts (a restored marker, other data). */
@@ -209,18 +229,11 @@ export class VirtualServer {
       const refusal = this.guard(request, guard);
       if (refusal) return refusal;
     }
-    for (const key of request.keys) {
-      const holder = this.get(key);
-      if (holder !== undefined && holder.value !== request.owner) {
-        return { outcome: 'busy', holderTtl: this.pttl(holder) };
-      }
-    }
-    const now = this.context.scheduler.now;
-    for (const key of request.keys) {
-      this.data.set(key, { value: request.owner, expireAt: now + request.ttl, writtenAt: now });
-    }
+    const busy = this.readWrite(request);
+    if (busy) return busy;
     let token = 0;
     if (request.fenceKeys.length > 0) {
+      const now = this.context.scheduler.now;
       const micros = this.micros();
       for (const key of request.fenceKeys) {
         const counter = Math.max((luaNumber(this.get(key)?.value) ?? 0) + 1, micros);
@@ -229,6 +242,81 @@ export class VirtualServer {
       }
     }
     return { outcome: 'acquired', token };
+  }
+
+  /**
+   * The lock part of ACQUIRE (after the guard, before fencing): a plain exclusive lock, or — with readers
+   * keys — a writer (no other owner, no live reader; refused: sets the intent) or a reader (no writer, no
+   * other acquisition's intent; added to the readers sets with its own expiry on this server's clock).
+   * Returns the busy reply, or undefined once the keys are written.
+   */
+  private readWrite(request: AcquireRequest): AcquireReply | undefined {
+    const now = this.context.scheduler.now;
+    const n = request.keys.length;
+    const readers = request.readerKeys ?? [];
+    const intents = request.intentKeys ?? [];
+    const rw = readers.length > 0 && intents.length > 0;
+    const intentTtl = request.intentTtl ?? 0;
+    const setIntent = (i: number) => {
+      if (intentTtl > 0) this.write(intents[i], request.intent ?? request.owner, intentTtl);
+    };
+    if (rw && request.mode === 'read') {
+      for (let i = 0; i < n; i++) {
+        const writer = this.get(request.keys[i]);
+        if (writer !== undefined && this.spec.readMutation !== 'ignore-writer') {
+          return { outcome: 'busy', holderTtl: this.pttl(writer) };
+        }
+        const intent = this.get(intents[i]);
+        if (intent !== undefined && intent.value !== (request.intent ?? request.owner)) {
+          return { outcome: 'busy', holderTtl: this.pttl(intent) };
+        }
+      }
+      const nowMs = this.wallMs();
+      for (const key of readers) {
+        const set = this.pruned(key, nowMs) ?? { members: new Map(), expireAt: Infinity, writtenAt: now };
+        // The control's client-side expiry: "now + ttl" on a clock a ttl behind the node's.
+        const skew = this.spec.readMutation === 'client-clock' ? request.ttl : 0;
+        set.members.set(request.owner, nowMs + request.ttl - skew);
+        set.writtenAt = now;
+        if (this.setPttl(set) < request.ttl) set.expireAt = now + request.ttl;
+        this.sets.set(key, set);
+      }
+      return undefined;
+    }
+    for (let i = 0; i < n; i++) {
+      const holder = this.get(request.keys[i]);
+      if (holder !== undefined && holder.value !== request.owner) {
+        if (rw && request.mode !== 'read') setIntent(i);
+        return { outcome: 'busy', holderTtl: this.pttl(holder) };
+      }
+    }
+    if (rw) {
+      const nowMs = this.wallMs();
+      for (const key of readers) {
+        const set = this.pruned(key, nowMs);
+        if (set === undefined) continue;
+        const last = Math.max(...set.members.values());
+        for (let j = 0; j < n; j++) setIntent(j);
+        return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true };
+      }
+      for (const key of intents) {
+        if (this.get(key)?.value === (request.intent ?? request.owner)) this.data.delete(key);
+      }
+    }
+    for (const key of request.keys) {
+      this.data.set(key, { value: request.owner, expireAt: now + request.ttl, writtenAt: now });
+    }
+    return undefined;
+  }
+
+  /** READ_FENCE's "held": a live entry of `owner` in every readers set. */
+  private readsAll(readers: readonly string[], owner: string): boolean {
+    const nowMs = this.wallMs();
+    for (const key of readers) {
+      const expiry = this.getSet(key)?.members.get(owner);
+      if (expiry === undefined || expiry <= nowMs) return false;
+    }
+    return true;
   }
 
   /** The restart guard of the acquire script: a refusal, or undefined to go on. */
@@ -270,8 +358,14 @@ export class VirtualServer {
   }
 
   /** FENCE: only while the owner holds every key, raise each counter to at least the token. */
-  fence(keys: readonly string[], fenceKeys: readonly string[], owner: string, token: number): boolean {
-    if (!this.holdsAll(keys, owner)) return false;
+  fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    owner: string,
+    token: number,
+    readers?: readonly string[],
+  ): boolean {
+    if (readers ? !this.readsAll(readers, owner) : !this.holdsAll(keys, owner)) return false;
     const now = this.context.scheduler.now;
     for (const key of fenceKeys) {
       if ((luaNumber(this.get(key)?.value) ?? 0) < token)
@@ -281,9 +375,20 @@ export class VirtualServer {
   }
 
   /** EXTEND: all-or-nothing, owner-checked, new ttl from now. */
-  extend(keys: readonly string[], owner: string, ttl: number): boolean {
-    if (!this.holdsAll(keys, owner)) return false;
+  extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): boolean {
     const now = this.context.scheduler.now;
+    if (readers) {
+      if (!this.readsAll(readers, owner)) return false;
+      const nowMs = this.wallMs();
+      for (const key of readers) {
+        const set = this.getSet(key) as Readers;
+        set.members.set(owner, nowMs + ttl);
+        set.writtenAt = now;
+        if (this.setPttl(set) < ttl) set.expireAt = now + ttl;
+      }
+      return true;
+    }
+    if (!this.holdsAll(keys, owner)) return false;
     for (const key of keys) {
       const entry = this.data.get(key) as Value;
       entry.expireAt = now + ttl;
@@ -293,16 +398,31 @@ export class VirtualServer {
   }
 
   /** RELEASE: compare-and-delete per key, announcing each deletion. */
-  release(keys: readonly string[], owner: string): number {
+  release(keys: readonly string[], owner: string, readers?: readonly string[]): number {
     let deleted = 0;
+    if (readers) {
+      readers.forEach((key, i) => {
+        const set = this.getSet(key);
+        if (!set || !set.members.delete(owner)) return;
+        if (set.members.size === 0) this.sets.delete(key);
+        deleted++;
+        this.announce(keys[i]);
+      });
+      return deleted;
+    }
     for (const key of keys) {
       if (this.get(key)?.value !== owner) continue;
       this.data.delete(key);
       deleted++;
-      const set = this.subscriptions.get(key);
-      if (set) for (const subscription of set) if (subscription.active) subscription.push('released');
+      this.announce(key);
     }
     return deleted;
+  }
+
+  /** PUBLISH `<key>:released` to the subscribers of `key`. */
+  private announce(key: string): void {
+    const set = this.subscriptions.get(key);
+    if (set) for (const subscription of set) if (subscription.active) subscription.push('released');
   }
 
   /** SUBSCRIBE to the release announcements of `keys`; returns the unsubscribe function. */
@@ -344,6 +464,54 @@ export class VirtualServer {
    */
   expireAtForTest(key: string): number | undefined {
     return this.data.get(key)?.expireAt;
+  }
+
+  /** For the differential test: each live readers set, member → expiry (server ms), with its PTTL. */
+  dumpSets(): Map<string, { members: Map<string, number>; pttl: number }> {
+    const out = new Map<string, { members: Map<string, number>; pttl: number }>();
+    for (const key of [...this.sets.keys()]) {
+      const set = this.getSet(key);
+      if (set) out.set(key, { members: new Map(set.members), pttl: this.setPttl(set) });
+    }
+    return out;
+  }
+
+  /** For the differential test: a readers set's expiry (true time) and its members' (server ms). */
+  setForTest(key: string): { expireAt: number; members: ReadonlyMap<string, number> } | undefined {
+    return this.sets.get(key);
+  }
+
+  /** The readers set at `key`, or undefined (lazy expiry of the whole set, as for strings). */
+  private getSet(key: string): Readers | undefined {
+    const set = this.sets.get(key);
+    if (set === undefined) return undefined;
+    if (this.context.scheduler.now > set.expireAt) {
+      this.sets.delete(key);
+      return undefined;
+    }
+    return set;
+  }
+
+  /** ZREMRANGEBYSCORE key -inf now: entries whose expiry is not after `nowMs` go; an empty set goes too. */
+  private pruned(key: string, nowMs: number): Readers | undefined {
+    const set = this.getSet(key);
+    if (set === undefined) return undefined;
+    for (const [owner, expiry] of set.members) if (expiry <= nowMs) set.members.delete(owner);
+    if (set.members.size === 0) {
+      this.sets.delete(key);
+      return undefined;
+    }
+    return set;
+  }
+
+  private setPttl(set: Readers): number {
+    if (set.expireAt === Infinity) return -1;
+    return Math.max(0, Math.round(set.expireAt - this.context.scheduler.now));
+  }
+
+  /** The script's `TIME` in whole ms: seconds × 1000 + floor(µs / 1000). */
+  private wallMs(): number {
+    return Math.floor(this.micros() / 1000);
   }
 
   private get(key: string): Value | undefined {

@@ -129,6 +129,8 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     expect(summary.lostMessages).toBeGreaterThan(0);
     // Requests ran after later ones on their connection (the reordering fault of DESIGN §7).
     expect(summary.reordered).toBeGreaterThan(0);
+    // Read locks were granted among the writers (read-write locks, DESIGN §15).
+    expect(summary.readsGranted).toBeGreaterThan(SCHEDULES / 20);
     // The restart guard ran in its precise mode here (INFO readable) and refused after restarts.
     expect(summary.refusedUptime).toBeGreaterThan(0);
     expect(summary.refusedDataAge).toBe(0);
@@ -197,6 +199,20 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     expect(summary.reordered).toBeGreaterThan(CONTROL_SCHEDULES);
     expect(summary.overlaps).toBeGreaterThan(0);
   }, 300_000);
+
+  describe('read-write locks (DESIGN §15): with the readers rule broken on the nodes, the checker finds overlaps', () => {
+    it('a reader granted while a writer holds the lock → overlapping holders', async () => {
+      const summary = await control('read-ignores-writer');
+      expect(summary.readsGranted).toBeGreaterThan(CONTROL_SCHEDULES);
+      expect(summary.overlaps).toBeGreaterThan(0);
+    }, 300_000);
+
+    it("a reader's expiry counted on a client clock ahead of the node's → overlapping holders", async () => {
+      const summary = await control('reader-client-clock');
+      expect(summary.readsGranted).toBeGreaterThan(0);
+      expect(summary.overlaps).toBeGreaterThan(0);
+    }, 300_000);
+  });
 
   // Found by this simulation (seed 1639): `extend(lock, ttl)` with a ttl shorter than the validity left,
   // when too few answers arrived in time, used to keep the old deadline although nodes that answered late had

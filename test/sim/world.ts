@@ -1,5 +1,5 @@
 import { Redlock } from '../../lib/core';
-import { Interval, findOverlaps, findStaleTokens } from '../checkers/intervals';
+import { Interval, findExclusionViolations, findStaleTokens } from '../checkers/intervals';
 import { ClientSink, OpStats, SimClient, emptyOpStats, runClient } from './client';
 import { Profile, WorldConfig, randomConfig } from './config';
 import { Connection } from './connection';
@@ -129,7 +129,7 @@ export class World implements SimContext {
   }
 
   result(): WorldResult {
-    const overlaps = findOverlaps(this.intervals);
+    const overlaps = findExclusionViolations(this.intervals);
     const stale = findStaleTokens(this.intervals);
     const anomalies = [...this.anomalies];
     for (const client of this.clients) {
