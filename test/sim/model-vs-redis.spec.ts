@@ -21,6 +21,9 @@ import {
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LuaScript,
+  READ_EXTEND_SCRIPT,
+  READ_FENCE_SCRIPT,
+  READ_RELEASE_SCRIPT,
   RELEASE_SCRIPT,
   ScriptCall,
   acquireCall,
@@ -55,13 +58,50 @@ function splitMarker(value: string): [string, string] {
 }
 const lockKey = (resource: string) => `L:{${resource}}`;
 const fenceKey = (resource: string) => `F:{${resource}}`;
+const readersKey = (resource: string) => `L:{${resource}}:readers`;
+const intentKey = (resource: string) => `L:{${resource}}:intent`;
+const INTENTS = ['i1', 'i2'];
+
+/** A readers set as both sides print it: `member=score` pairs in member order. */
+function formatSet(members: Iterable<[string, number]>): string {
+  return [...members]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([member, score]) => `${member}=${score}`)
+    .join(',');
+}
+
+/** The scores of a printed readers set, by member. */
+function scoresOf(value: string): Map<string, number> {
+  return new Map(
+    value === ''
+      ? []
+      : value.split(',').map((pair) => {
+          const at = pair.lastIndexOf('=');
+          return [pair.slice(0, at), Number(pair.slice(at + 1))] as [string, number];
+        }),
+  );
+}
 
 /** Returns every key with its value and PTTL at one instant (a script runs atomically), and the server time. */
 const DUMP = `
 local out = {}
 for _, key in ipairs(redis.call('KEYS', '*')) do
   out[#out + 1] = key
-  out[#out + 1] = redis.call('GET', key)
+  if redis.call('TYPE', key).ok == 'zset' then
+    local flat = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    local pairs = {}
+    for i = 1, #flat, 2 do
+      pairs[#pairs + 1] = {flat[i], flat[i + 1]}
+    end
+    table.sort(pairs, function(a, b) return a[1] < b[1] end)
+    local text = {}
+    for i = 1, #pairs do
+      text[#text + 1] = pairs[i][1] .. '=' .. pairs[i][2]
+    end
+    out[#out + 1] = 'zset:' .. table.concat(text, ',')
+  else
+    out[#out + 1] = redis.call('GET', key)
+  end
   out[#out + 1] = redis.call('PTTL', key)
 end
 return out
@@ -109,9 +149,9 @@ class Disagreement extends Error {}
 
 type Op =
   | { kind: 'acquire'; request: AcquireRequest; guard: GuardArgs }
-  | { kind: 'fence'; keys: string[]; fenceKeys: string[]; owner: string; token: number }
-  | { kind: 'extend'; keys: string[]; owner: string; ttl: number }
-  | { kind: 'release'; keys: string[]; owner: string }
+  | { kind: 'fence'; keys: string[]; fenceKeys: string[]; owner: string; token: number; readers?: string[] }
+  | { kind: 'extend'; keys: string[]; owner: string; ttl: number; readers?: string[] }
+  | { kind: 'release'; keys: string[]; owner: string; readers?: string[] }
   | { kind: 'sleep'; ms: number }
   | { kind: 'flushall' }
   | { kind: 'write'; key: string; value: string; ttl?: number }
@@ -194,6 +234,9 @@ class Differential {
     if (resources.length === 0) resources.push('a');
     const keys = resources.map(lockKey);
     const owner = rng.pick(OWNERS);
+    // Read-write locks in half the lock operations: a reader's (or a writer's) readers sets and intents.
+    const rw = rng.chance(0.5);
+    const readers = rw ? resources.map(readersKey) : undefined;
     const ttl = rng.chance(0.5) ? rng.int(5, 80) : rng.int(80, 2000);
     if (roll < 0.4) {
       const fencing = rng.chance(0.7);
@@ -206,6 +249,15 @@ class Differential {
         ttl,
         guardWindow: guarded ? this.randomWindow(portable) : 0,
         guardKey: GUARD_KEY,
+        ...(rw
+          ? {
+              mode: rng.chance(0.5) ? ('read' as const) : ('write' as const),
+              readerKeys: resources.map(readersKey),
+              intentKeys: resources.map(intentKey),
+              intent: rng.pick(INTENTS),
+              intentTtl: rng.chance(0.2) ? 0 : rng.int(5, 300),
+            }
+          : {}),
       };
       const runId = portable ? '' : rng.pick([this.runId, this.runId, this.runId, '', 'ffffffffffffffff']);
       return { kind: 'acquire', request, guard: { runId, noInfo: portable } };
@@ -215,10 +267,10 @@ class Differential {
       const token = rng.chance(0.2)
         ? Math.floor(this.model.env.scheduler.now * 1000) + rng.int(1e6, 1e9)
         : Math.max(1, this.lastToken + rng.int(-3, 3));
-      return { kind: 'fence', keys, fenceKeys: resources.map(fenceKey), owner, token };
+      return { kind: 'fence', keys, fenceKeys: resources.map(fenceKey), owner, token, readers };
     }
-    if (roll < 0.65) return { kind: 'extend', keys, owner, ttl };
-    if (roll < 0.8) return { kind: 'release', keys, owner };
+    if (roll < 0.65) return { kind: 'extend', keys, owner, ttl, readers };
+    if (roll < 0.8) return { kind: 'release', keys, owner, readers };
     if (roll < 0.93) return { kind: 'sleep', ms: rng.int(1, 60) };
     if (roll < 0.945) return { kind: 'flushall' };
     // Data written by something else: a restored or stale marker, another program's value at a lock key.
@@ -273,7 +325,15 @@ class Differential {
       const expireAt = server.expireAtForTest(key);
       if (expireAt !== undefined && expireAt !== Infinity) instants.push([expireAt, this.slackOf(key)]);
     };
-    for (const key of this.keysOf(op)) expiry(key);
+    for (const key of this.keysOf(op)) {
+      expiry(key);
+      // A readers set: each member's expiry (server ms: the driver's clock) flips decisions too.
+      const set = server.setForTest(key);
+      if (set) {
+        if (set.expireAt !== Infinity) instants.push([set.expireAt, this.slackOf(key)]);
+        for (const score of set.members.values()) instants.push([score, this.slackOf(key)]);
+      }
+    }
     if (op.kind === 'acquire' && op.request.guardWindow > 0) {
       const since = Number(server.peek(SINCE_KEY) ?? NaN);
       if (Number.isFinite(since)) instants.push([since + op.request.guardWindow, this.slackOf(SINCE_KEY)]);
@@ -303,14 +363,16 @@ class Differential {
       case 'acquire':
         return [
           ...op.request.keys,
+          ...(op.request.readerKeys ?? []),
+          ...(op.request.intentKeys ?? []),
           ...op.request.fenceKeys,
           ...(op.request.guardWindow > 0 ? [GUARD_KEY, SINCE_KEY] : []),
         ];
       case 'fence':
-        return [...op.keys, ...op.fenceKeys];
+        return [...op.keys, ...op.fenceKeys, ...(op.readers ?? [])];
       case 'extend':
       case 'release':
-        return op.keys;
+        return [...op.keys, ...(op.readers ?? [])];
       case 'write':
         return [op.key];
       default:
@@ -328,8 +390,11 @@ class Differential {
     this.model.now = await this.time();
     const real = await this.dumpReal();
     this.model.server.flushAll();
-    for (const [key, { value, pttl }] of real)
-      this.model.server.write(key, value, pttl < 0 ? undefined : pttl);
+    for (const [key, { value, pttl }] of real) {
+      const ttl = pttl < 0 ? undefined : pttl;
+      if (value.startsWith('zset:')) this.model.server.writeSetForTest(key, scoresOf(value.slice(5)), ttl);
+      else this.model.server.write(key, value, ttl);
+    }
     this.stats.resynced++;
   }
 
@@ -397,32 +462,36 @@ class Differential {
       }
       model = server.acquire(op.request, op.guard);
       const mode = op.request.guardWindow === 0 ? 'unguarded' : op.guard.noInfo ? 'data-age' : 'uptime';
+      if (op.request.mode) {
+        const busyBy = reply.outcome === 'busy' && reply.readers ? ':readers' : '';
+        this.count(this.stats.outcomes, `${op.request.mode}:${reply.outcome}${busyBy}`);
+      }
       this.count(
         this.stats.outcomes,
         reply.outcome === 'refused' ? `refused:${reply.basis}` : `${reply.outcome}:${mode}`,
       );
       if (reply.outcome === 'acquired' && reply.token > 0) this.lastToken = reply.token;
     } else if (op.kind === 'fence') {
-      real = flagReplyOf(
-        'redis',
-        'fence',
-        await this.eval(FENCE_SCRIPT, fenceCall(op.keys, op.fenceKeys, op.owner, op.token)),
-      );
-      model = server.fence(op.keys, op.fenceKeys, op.owner, op.token);
+      const call = op.readers
+        ? this.eval(READ_FENCE_SCRIPT, fenceCall(op.readers, op.fenceKeys, op.owner, op.token))
+        : this.eval(FENCE_SCRIPT, fenceCall(op.keys, op.fenceKeys, op.owner, op.token));
+      real = flagReplyOf('redis', 'fence', await call);
+      model = server.fence(op.keys, op.fenceKeys, op.owner, op.token, op.readers);
     } else if (op.kind === 'extend') {
-      real = flagReplyOf(
-        'redis',
-        'extend',
-        await this.eval(EXTEND_SCRIPT, extendCall(op.keys, op.owner, op.ttl)),
-      );
-      model = server.extend(op.keys, op.owner, op.ttl);
+      const call = op.readers
+        ? this.eval(READ_EXTEND_SCRIPT, extendCall(op.readers, op.owner, op.ttl))
+        : this.eval(EXTEND_SCRIPT, extendCall(op.keys, op.owner, op.ttl));
+      real = flagReplyOf('redis', 'extend', await call);
+      model = server.extend(op.keys, op.owner, op.ttl, op.readers);
+      if (op.readers) this.count(this.stats.outcomes, `read-extend:${String(real)}`);
     } else if (op.kind === 'release') {
-      real = releaseReplyOf(
-        'redis',
-        await this.eval(RELEASE_SCRIPT, releaseCall(op.keys, op.owner)),
-        op.keys.length,
-      );
-      model = server.release(op.keys, op.owner);
+      const call = op.readers
+        ? this.eval(READ_RELEASE_SCRIPT, releaseCall([...op.keys, ...op.readers], op.owner))
+        : this.eval(RELEASE_SCRIPT, releaseCall(op.keys, op.owner));
+      real = releaseReplyOf('redis', await call, op.keys.length);
+      model = server.release(op.keys, op.owner, op.readers);
+      if (op.readers)
+        this.count(this.stats.outcomes, `read-release:${Number(real) > 0 ? 'removed' : 'none'}`);
     }
     const gap = (await this.time()) - now;
     this.stats.slowestCallMs = Math.max(this.stats.slowestCallMs, Math.round(gap));
@@ -452,6 +521,7 @@ class Differential {
       // Exact: a token drawn from the clock set the model's clock to the script's instant (see apply()).
       if (r.token !== m.token) return problem;
     } else if (r.outcome === 'busy' && m.outcome === 'busy') {
+      if (r.readers !== m.readers) return problem;
       if (
         r.holderTtl < 0 || m.holderTtl < 0
           ? r.holderTtl !== m.holderTtl
@@ -474,6 +544,9 @@ class Differential {
     const real = await this.dumpReal();
     this.model.now = now;
     const model = this.model.server.dump();
+    for (const [key, { members, pttl }] of this.model.server.dumpSets()) {
+      model.set(key, { value: `zset:${formatSet(members)}`, pttl });
+    }
     const near = (key: string, pttl: number) =>
       pttl >= 0 && pttl < MARGIN + TIME_TOLERANCE + this.slackOf(key);
     const problems: string[] = [];
@@ -492,7 +565,23 @@ class Differential {
       const slack = key === SINCE_KEY || key === BOOT_KEY ? TIME_TOLERANCE : 0;
       const [rId, rMs] = splitMarker(r.value);
       const [mId, mMs] = splitMarker(m.value);
+      // A readers set's scores are expiries drawn from the script's clock: a few ms after the model's reading.
+      const setsOk =
+        r.value.startsWith('zset:') &&
+        m.value.startsWith('zset:') &&
+        (() => {
+          const rs = scoresOf(r.value.slice(5));
+          const ms = scoresOf(m.value.slice(5));
+          return (
+            rs.size === ms.size &&
+            [...rs].every(([member, score]) => {
+              const other = ms.get(member);
+              return other !== undefined && Math.abs(other - score) <= TIME_TOLERANCE + this.slackOf(key);
+            })
+          );
+        })();
       const valueOk =
+        setsOk ||
         r.value === m.value ||
         (slack > 0 &&
           rId === mId &&
@@ -555,6 +644,16 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'busy:data-age',
       'refused:uptime',
       'refused:data-age',
+      // Read-write locks (DESIGN §15): readers granted and kept out, writers kept out by readers, the read
+      // scripts' successes and failures.
+      'read:acquired',
+      'read:busy',
+      'write:acquired',
+      'write:busy:readers',
+      'read-extend:true',
+      'read-extend:false',
+      'read-release:removed',
+      'read-release:none',
     ]) {
       expect(stats.outcomes[outcome]).toBeGreaterThan(0);
     }
@@ -586,6 +685,25 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
   }
 
   describe('negative controls: a mutated model is caught', () => {
+    it('a reader granted while a writer holds the lock (read-write locks)', async () => {
+      const caught = await firstDisagreement(
+        SEED ^ 0x4ead,
+        (env, spec) => new VirtualServer(env, { ...spec, readMutation: 'ignore-writer' }),
+        2_000,
+      );
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/"mode":"read"|checkpoint/);
+    }, 60_000);
+
+    it("a reader's expiry counted on a clock a ttl behind the node's (read-write locks)", async () => {
+      const caught = await firstDisagreement(
+        SEED ^ 0xc10c,
+        (env, spec) => new VirtualServer(env, { ...spec, readMutation: 'client-clock' }),
+        2_000,
+      );
+      expect(caught).toBeInstanceOf(Disagreement);
+    }, 60_000);
+
     it('extend without the owner check', async () => {
       class NoOwnerCheck extends VirtualServer {
         override extend(keys: readonly string[], _owner: string, ttl: number): boolean {

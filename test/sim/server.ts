@@ -476,6 +476,16 @@ export class VirtualServer {
     return out;
   }
 
+  /** For the differential test: makes `key` a readers set with these members (server ms), as the real one. */
+  writeSetForTest(key: string, members: ReadonlyMap<string, number>, ttl?: number): void {
+    const now = this.context.scheduler.now;
+    this.sets.set(key, {
+      members: new Map(members),
+      expireAt: ttl === undefined ? Infinity : now + ttl,
+      writtenAt: now,
+    });
+  }
+
   /** For the differential test: a readers set's expiry (true time) and its members' (server ms). */
   setForTest(key: string): { expireAt: number; members: ReadonlyMap<string, number> } | undefined {
     return this.sets.get(key);
