@@ -11,6 +11,10 @@ export interface RedlockEventMap {
     attempts: number;
     elapsed: number;
     fencingToken: number | undefined;
+    /** `'read'` or `'write'` (read-write locks; an exclusive lock is a writer). */
+    mode: 'read' | 'write';
+    /** With `permits`: the semaphore's number of permits (the one held: `lock.permit`). */
+    permits: number | undefined;
   };
   /**
    * A lock was released (when `release()` resolved); `releasedOn`: how many nodes had deleted its keys by
@@ -23,7 +27,13 @@ export interface RedlockEventMap {
   /** A held lock can no longer be guaranteed (see `Lock.signal`). */
   lost: { resources: readonly string[]; error: LockLostError };
   /** An acquisition gave up because another owner held a resource (`LockBusyError`, or `tryAcquire` → null). */
-  busy: { resources: readonly string[]; attempts: number; waited: number };
+  busy: {
+    resources: readonly string[];
+    attempts: number;
+    waited: number;
+    mode: 'read' | 'write';
+    permits: number | undefined;
+  };
   /**
    * An acquisition gave up because too few nodes could take the lock (`QuorumUnavailableError`);
    * `retryAfter`: ms until a quorum is past the restart guard, when that is what kept it away.
@@ -33,6 +43,8 @@ export interface RedlockEventMap {
     attempts: number;
     waited: number;
     retryAfter: number | undefined;
+    mode: 'read' | 'write';
+    permits: number | undefined;
   };
   /** This instance became leader of `resources[0]` through `lead()`; `term` counts from 1 per `lead()` call. */
   elected: { resources: readonly string[]; term: number; fencingToken: number };

@@ -316,12 +316,25 @@ export class Redlock implements LockOwner {
       };
       if (this.events.has('acquired')) {
         const elapsed = plan.clock.now() - began;
-        this.events.emit('acquired', { resources, attempts: result.attempts, elapsed, fencingToken: token });
+        this.events.emit('acquired', {
+          resources,
+          attempts: result.attempts,
+          elapsed,
+          fencingToken: token,
+          mode: settings.mode,
+          permits,
+        });
       }
       return new Lock(grant, result.claim, this, plan.clock);
     }
     if (result.attempt.kind === 'busy' && this.events.has('busy')) {
-      this.events.emit('busy', { resources, attempts: result.attempts, waited: result.elapsed });
+      this.events.emit('busy', {
+        resources,
+        attempts: result.attempts,
+        waited: result.elapsed,
+        mode: settings.mode,
+        permits,
+      });
     }
     if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
     const failure = failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
@@ -332,6 +345,8 @@ export class Redlock implements LockOwner {
         attempts: result.attempts,
         waited: result.elapsed,
         retryAfter,
+        mode: settings.mode,
+        permits,
       });
     }
     throw failure;

@@ -111,26 +111,28 @@ export function instrumentRedlock(
 
   const stops = [
     source.on('acquired', (e) => {
-      waited?.record(e.elapsed, { 'redlock.outcome': 'acquired' });
+      waited?.record(e.elapsed, { 'redlock.outcome': 'acquired', ...kindOf(e) });
       span('redlock.acquire', e.elapsed, e.resources, {
         'redlock.outcome': 'acquired',
         'redlock.attempts': e.attempts,
         'redlock.resource_count': e.resources.length,
         'redlock.fencing': e.fencingToken !== undefined,
+        ...kindOf(e),
       });
     }),
     source.on('busy', (e) => {
       busy?.add(1);
-      waited?.record(e.waited, { 'redlock.outcome': 'busy' });
+      waited?.record(e.waited, { 'redlock.outcome': 'busy', ...kindOf(e) });
       span('redlock.acquire', e.waited, e.resources, {
         'redlock.outcome': 'busy',
         'redlock.attempts': e.attempts,
         'redlock.resource_count': e.resources.length,
+        ...kindOf(e),
       });
     }),
     source.on('unavailable', (e) => {
       unavailable?.add(1);
-      waited?.record(e.waited, { 'redlock.outcome': 'unavailable' });
+      waited?.record(e.waited, { 'redlock.outcome': 'unavailable', ...kindOf(e) });
       span(
         'redlock.acquire',
         e.waited,
@@ -139,6 +141,7 @@ export function instrumentRedlock(
           'redlock.outcome': 'unavailable',
           'redlock.attempts': e.attempts,
           'redlock.resource_count': e.resources.length,
+          ...kindOf(e),
         },
         'too few Redis nodes could take the lock',
       );
@@ -183,4 +186,11 @@ function requiredApi(): OpenTelemetryApi {
     );
   }
   return api;
+}
+
+/** `redlock.mode` (read or write) and, for a semaphore, `redlock.permits`: low-cardinality attributes. */
+function kindOf(event: { mode?: 'read' | 'write'; permits?: number }): Record<string, string | number> {
+  const kind: Record<string, string | number> = { 'redlock.mode': event.mode ?? 'write' };
+  if (event.permits !== undefined) kind['redlock.permits'] = event.permits;
+  return kind;
 }

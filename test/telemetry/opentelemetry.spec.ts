@@ -85,12 +85,18 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
             'redlock.attempts': 1,
             'redlock.resource_count': 1,
             'redlock.fencing': false,
+            'redlock.mode': 'write',
           },
         },
         { name: 'redlock.extend', attributes: { 'redlock.outcome': 'extended' } },
         {
           name: 'redlock.acquire',
-          attributes: { 'redlock.outcome': 'busy', 'redlock.attempts': 1, 'redlock.resource_count': 1 },
+          attributes: {
+            'redlock.outcome': 'busy',
+            'redlock.attempts': 1,
+            'redlock.resource_count': 1,
+            'redlock.mode': 'write',
+          },
         },
         // released_on: the nodes that had deleted the key when release() resolved, at the quorum of 2.
         { name: 'redlock.release', attributes: { 'redlock.released_on': 2 } },
@@ -102,8 +108,24 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
       expect(metricsSeen.get('redlock.acquire.busy')).toEqual([{ value: 1, attributes: {} }]);
       const durations = metricsSeen.get('redlock.acquire.duration')!;
       expect(durations.map((point) => point.attributes)).toEqual(
-        expect.arrayContaining([{ 'redlock.outcome': 'acquired' }, { 'redlock.outcome': 'busy' }]),
+        expect.arrayContaining([
+          { 'redlock.outcome': 'acquired', 'redlock.mode': 'write' },
+          { 'redlock.outcome': 'busy', 'redlock.mode': 'write' },
+        ]),
       );
+      // A reader and a permit holder carry their kind on the span and the wait metric.
+      spans.reset();
+      await (await redlock.acquire('otel:read', { mode: 'read' })).release();
+      await (await redlock.acquire('otel:pool', { permits: 3 })).release();
+      expect(
+        spans
+          .getFinishedSpans()
+          .filter((span) => span.name === 'redlock.acquire')
+          .map((span) => [span.attributes['redlock.mode'], span.attributes['redlock.permits']]),
+      ).toEqual([
+        ['read', undefined],
+        ['write', 3],
+      ]);
       const heldFor = metricsSeen.get('redlock.lock.held')![0].value as { count: number; sum: number };
       expect(heldFor.count).toBe(1);
       expect(heldFor.sum).toBeGreaterThanOrEqual(0);
