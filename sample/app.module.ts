@@ -2,9 +2,11 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import { RedlockModule } from '../lib';
+import { ExportRunsRepository } from './database/export-runs.repository';
 import { ReportRunsRepository } from './database/report-runs.repository';
 import { sampleDatabaseProvider } from './database/sample-database';
 import { StockRepository } from './database/stock.repository';
+import { ExportsController } from './exports/exports.controller';
 import { ZombieController } from './fencing/zombie.controller';
 import { ZombieService } from './fencing/zombie.service';
 import { HealthController } from './health/health.controller';
@@ -28,12 +30,13 @@ export class AppModule {
           nodeTimeout: config.nodeTimeout,
         }),
       ],
-      controllers: [OrdersController, HealthController, ZombieController],
+      controllers: [OrdersController, HealthController, ZombieController, ExportsController],
       providers: [
         { provide: SAMPLE_CONFIG, useValue: config },
         sampleDatabaseProvider,
         StockRepository,
         ReportRunsRepository,
+        ExportRunsRepository,
         OrdersService,
         ZombieService,
         ReportJob,

@@ -1,3 +1,4 @@
+import { beyondMutex } from './beyond-mutex';
 import { contention } from './contention';
 import { decorator } from './decorator';
 import { heldScale } from './held-scale';
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario[] = [
   decorator,
   memory,
   heldScale,
+  beyondMutex,
 ];

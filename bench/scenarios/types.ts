@@ -3,7 +3,15 @@ import type { Implementation } from '../adapters';
 import type { ScaleProfile } from '../config';
 
 export type ScenarioId =
-  'uncontended' | 'throughput' | 'contention' | 'slowNode' | 'scale' | 'decorator' | 'memory' | 'heldScale';
+  | 'uncontended'
+  | 'throughput'
+  | 'contention'
+  | 'slowNode'
+  | 'scale'
+  | 'decorator'
+  | 'memory'
+  | 'heldScale'
+  | 'beyondMutex';
 
 /** The rows of the decorator scenario (6): the same locked work behind each face of the library. */
 export const DECORATOR_ROWS = {

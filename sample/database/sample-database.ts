@@ -27,6 +27,13 @@ const SCHEMA = `
     at       INTEGER NOT NULL
   );
   CREATE INDEX IF NOT EXISTS report_runs_by_tick ON report_runs (tick);
+  CREATE TABLE IF NOT EXISTS export_runs (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    instance TEXT    NOT NULL,
+    permit   INTEGER NOT NULL,
+    started  REAL    NOT NULL,             -- epoch ms, when the export began (it holds a permit)
+    ended    REAL                          -- NULL while it runs
+  );
 `;
 
 /** A better-sqlite3 connection to the shared file, with the schema in place. */

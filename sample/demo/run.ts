@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: five Redis nodes, three instances of the sample, five steps that show what the lock does
+ * `npm run demo`: five Redis nodes, three instances of the sample, six steps that show what the lock does
  * (and what happens without it). Exits 0 when every step showed what it should, 1 otherwise (with the
  * reason); stops everything it started, also on Ctrl-C.
  */
@@ -14,6 +14,9 @@ import { buildSample } from './build';
 import { Cleanup, onTermination } from './cleanup';
 import { DemoContext, STOCK, StepResult } from './context';
 import { cronTicks } from './cron';
+import { exportsAtOnce } from './exports';
+import { ExportRunsRepository } from '../database/export-runs.repository';
+import { EXPORT_PERMITS } from '../exports/exports.controller';
 import { staleWrite } from './fencing';
 import { SampleFleet } from './fleet';
 import { HttpClient } from './http';
@@ -27,6 +30,7 @@ const INSTANCES = 3;
 const PURCHASES = 500;
 const LOCK_TTL = 5_000;
 const TICKS = 5;
+const EXPORTS = 12;
 const OVERALL_TIMEOUT_MS = 180_000;
 
 const SOURCES: Record<string, string> = {
@@ -162,6 +166,11 @@ async function main(): Promise<void> {
     for (const sentence of story) line(dim(`  ${sentence}`));
     return result;
   });
+
+  await step(
+    `6. ${EXPORTS} exports at once, at most ${EXPORT_PERMITS} running across all instances (permits)`,
+    () => exportsAtOnce({ ...ctx, exports: new ExportRunsRepository(database) }, EXPORTS),
+  );
 }
 
 /** Runs one step: title, its output, a ✓/✗ summary with the time it took. */

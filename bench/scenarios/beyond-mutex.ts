@@ -1,0 +1,347 @@
+import { Redlock } from '../../lib';
+import { TcpProxy, startTcpProxy } from '../../test/support';
+import { closeClients, connectClients } from '../adapters/clients';
+import { Samples } from '../stats';
+import { now } from '../timing';
+import type { BenchContext, Scenario, ScenarioResult } from './types';
+
+const TITLE = 'Beyond the mutex: readers, writers and permits';
+const OURS = 'nestjs-redlock';
+const SEMAPHORE = 'redis-semaphore Semaphore (1 node)';
+const REDLOCK_SEMAPHORE = 'redis-semaphore RedlockSemaphore';
+const PERMITS = 4;
+
+/**
+ * redis-semaphore's per-node decision over a quorum, enumerated: 3 clients, 3 nodes, limit 2, quorum 2. Each
+ * node admits the first two arrivals; a client holds the semaphore when two nodes admitted it. Counts the
+ * arrival orders (3! per node, 216 in all) in which all three clients hold it at once.
+ */
+export function overAdmittingOrders(): { orders: number; overAdmitting: number } {
+  const perms: number[][] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+  ];
+  let overAdmitting = 0;
+  let orders = 0;
+  for (const a of perms)
+    for (const b of perms)
+      for (const c of perms) {
+        orders++;
+        const votes = [0, 0, 0];
+        for (const order of [a, b, c]) for (const client of order.slice(0, 2)) votes[client]++;
+        if (votes.every((v) => v >= 2)) overAdmitting++;
+      }
+  return { orders, overAdmitting };
+}
+
+interface PermitLock {
+  acquire(): Promise<() => Promise<void>>;
+}
+
+/** `workers` loops taking a permit, holding it `holdMs`, counting holders at once in this process. */
+async function permitsRun(
+  take: PermitLock,
+  workers: number,
+  durationMs: number,
+  holdMs: number,
+): Promise<{ perSec: number; overAdmitted: number; maxHolders: number; errors: number }> {
+  let holders = 0;
+  let maxHolders = 0;
+  let overAdmitted = 0;
+  let cycles = 0;
+  let errors = 0;
+  const start = now();
+  const end = start + durationMs;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (now() < end) {
+        let release: (() => Promise<void>) | undefined;
+        try {
+          release = await take.acquire();
+        } catch {
+          errors++;
+          continue;
+        }
+        holders++;
+        maxHolders = Math.max(maxHolders, holders);
+        if (holders > PERMITS) overAdmitted++;
+        await new Promise((resolve) => setTimeout(resolve, holdMs));
+        holders--;
+        await release().catch(() => errors++);
+        cycles++;
+      }
+    }),
+  );
+  return { perSec: (cycles / (now() - start)) * 1000, overAdmitted, maxHolders, errors };
+}
+
+/** One-way latency (ms) from instance i to node j in the skewed run: each node sees the instances in another order. */
+const SKEW = [
+  [0, 15, 30],
+  [15, 30, 0],
+  [30, 0, 15],
+];
+const SKEW_LIMIT = 2;
+
+/**
+ * Three instances, each with its own links to the first three nodes through proxies of different latency
+ * (SKEW), take permits of one limit-2 resource at once: the counting check per node then sees the
+ * instances arrive in different orders, as instances in different places do. Counts grants that found more
+ * than the limit holding at once (every holder runs in this process).
+ */
+async function skewedRun(
+  ports: readonly number[],
+  durationMs: number,
+  makeTake: (
+    urls: readonly string[],
+    instance: number,
+  ) => Promise<{ take: PermitLock; close(): Promise<void> }>,
+): Promise<number> {
+  const proxies: TcpProxy[][] = [];
+  const takers: { take: PermitLock; close(): Promise<void> }[] = [];
+  let holders = 0;
+  let over = 0;
+  try {
+    for (let i = 0; i < SKEW.length; i++) {
+      const row = await Promise.all(ports.slice(0, 3).map((port) => startTcpProxy(port)));
+      row.forEach((proxy, j) => proxy.setLatency(SKEW[i][j]));
+      proxies.push(row);
+      takers.push(
+        await makeTake(
+          row.map((proxy) => proxy.url),
+          i,
+        ),
+      );
+    }
+    const end = now() + durationMs;
+    await Promise.all(
+      takers.flatMap(({ take }) =>
+        [0, 1].map(async () => {
+          while (now() < end) {
+            const release = await take.acquire().catch(() => undefined);
+            if (!release) continue;
+            holders++;
+            if (holders > SKEW_LIMIT) over++;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            holders--;
+            await release().catch(() => undefined);
+          }
+        }),
+      ),
+    );
+  } finally {
+    await Promise.all(takers.map((taker) => taker.close()));
+    await Promise.all(proxies.flat().map((proxy) => proxy.close()));
+  }
+  return over;
+}
+
+/** Readers streaming on one resource; a writer takes it `writes` times meanwhile: reads/s and its waits. */
+async function readersAndWriter(
+  redlock: Redlock,
+  writer: Redlock,
+  workers: number,
+  durationMs: number,
+  writes: number,
+): Promise<{ readsPerSec: number; writerP50: number; writerP99: number }> {
+  let reads = 0;
+  let streaming = true;
+  const start = now();
+  const stream = Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (streaming) {
+        await redlock
+          .using('s9:doc', { mode: 'read', wait: 30_000 }, async () => undefined)
+          .then(
+            () => reads++,
+            () => undefined,
+          );
+      }
+    }),
+  );
+  const waits = new Samples(1024);
+  const gap = durationMs / (writes + 1);
+  for (let i = 0; i < writes; i++) {
+    await new Promise((resolve) => setTimeout(resolve, gap));
+    const t0 = now();
+    const lock = await writer.acquire('s9:doc', { wait: 30_000 });
+    waits.push(now() - t0);
+    await lock.release();
+  }
+  await new Promise((resolve) => setTimeout(resolve, gap));
+  streaming = false;
+  await stream;
+  return { readsPerSec: (reads / (now() - start)) * 1000, writerP50: waits.p(50), writerP99: waits.p(99) };
+}
+
+/** Loads redis-semaphore from bench/node_modules, or says why it is not there. */
+function redisSemaphore(): typeof import('redis-semaphore') | string {
+  try {
+    return require('redis-semaphore') as typeof import('redis-semaphore');
+  } catch (error) {
+    return `redis-semaphore is not installed in bench/ (${(error as Error).message.split('\n')[0]})`;
+  }
+}
+
+/**
+ * Scenario 9 (issue "more than a mutex"): readers per second on one resource with a writer's waits while they
+ * stream, permits per second for `permits: 4`, and redis-semaphore's Semaphore and RedlockSemaphore on the
+ * same permit work, with the holders seen at once beyond the limit counted in the same run.
+ */
+export const beyondMutex: Scenario = {
+  id: 'beyondMutex',
+  number: 9,
+  title: TITLE,
+  async run({ scale, urls, nodes, log }: BenchContext): Promise<ScenarioResult> {
+    const ports = nodes.nodes.map((node) => node.port);
+    const { workers, durationMs } = scale.throughput;
+    const holdMs = 2;
+    const rows: Record<string, Record<string, number>> = {};
+    const notes: string[] = [];
+
+    const redlock = new Redlock([...urls], { logger: false, restartGuard: false });
+    const writer = new Redlock([...urls], { logger: false, restartGuard: false });
+    try {
+      await Promise.all([redlock.connect(), writer.connect()]);
+      log(`  9 beyond the mutex · readers and a writer · ${OURS}`);
+      const rw = await readersAndWriter(redlock, writer, workers, durationMs, 10);
+      log(`  9 beyond the mutex · permits: ${PERMITS} · ${OURS}`);
+      const permits = await permitsRun(
+        {
+          acquire: async () => {
+            const lock = await redlock.acquire('s9:pool', { permits: PERMITS, wait: 30_000 });
+            return async () => void (await lock.release());
+          },
+        },
+        workers,
+        durationMs,
+        holdMs,
+      );
+      log(`  9 beyond the mutex · skewed links, limit ${SKEW_LIMIT} · ${OURS}`);
+      const skewed = await skewedRun(ports, durationMs, async (proxied) => {
+        const instance = new Redlock([...proxied], { logger: false, restartGuard: false, nodeTimeout: 200 });
+        await instance.connect();
+        return {
+          take: {
+            acquire: async () => {
+              const lock = await instance.acquire('s9:skew', { permits: SKEW_LIMIT, wait: 30_000 });
+              return async () => void (await lock.release());
+            },
+          },
+          close: () => instance.quit(),
+        };
+      });
+      rows[OURS] = {
+        overAdmittedSkewed: skewed,
+        readsPerSec: rw.readsPerSec,
+        writerWaitP50: rw.writerP50,
+        writerWaitP99: rw.writerP99,
+        permitsPerSec: permits.perSec,
+        overAdmitted: permits.overAdmitted,
+        maxHolders: permits.maxHolders,
+        errors: permits.errors,
+      };
+    } finally {
+      await Promise.all([redlock.quit(), writer.quit()]);
+    }
+
+    const peer = redisSemaphore();
+    if (typeof peer === 'string') notes.push(peer);
+    else {
+      const clients = await connectClients(urls);
+      try {
+        const options = { acquireTimeout: 30_000, retryInterval: 5, lockTimeout: 10_000 };
+        for (const [name, make] of [
+          [SEMAPHORE, () => new peer.Semaphore(clients[0], 's9:peer:one', PERMITS, options)],
+          [REDLOCK_SEMAPHORE, () => new peer.RedlockSemaphore(clients, 's9:peer:quorum', PERMITS, options)],
+        ] as const) {
+          log(`  9 beyond the mutex · permits: ${PERMITS} · ${name}`);
+          const run = await permitsRun(
+            {
+              acquire: async () => {
+                const semaphore = make();
+                await semaphore.acquire();
+                return () => semaphore.release();
+              },
+            },
+            workers,
+            durationMs,
+            holdMs,
+          );
+          let skewed = NaN;
+          if (name === REDLOCK_SEMAPHORE) {
+            log(`  9 beyond the mutex · skewed links, limit ${SKEW_LIMIT} · ${name}`);
+            skewed = await skewedRun(ports, durationMs, async (proxied) => {
+              const own = await connectClients(proxied);
+              return {
+                take: {
+                  acquire: async () => {
+                    const semaphore = new peer.RedlockSemaphore(own, 's9:peer:skew', SKEW_LIMIT, options);
+                    await semaphore.acquire();
+                    return () => semaphore.release();
+                  },
+                },
+                close: () => closeClients(own),
+              };
+            });
+          }
+          rows[name] = {
+            overAdmittedSkewed: skewed,
+            readsPerSec: NaN,
+            writerWaitP50: NaN,
+            writerWaitP99: NaN,
+            permitsPerSec: run.perSec,
+            overAdmitted: run.overAdmitted,
+            maxHolders: run.maxHolders,
+            errors: run.errors,
+          };
+        }
+      } finally {
+        await closeClients(clients);
+      }
+    }
+    const { orders, overAdmitting } = overAdmittingOrders();
+    notes.push(
+      `${urls.length} nodes, ${workers} workers, ${durationMs} ms per run. Readers: ${workers} loops taking a read ` +
+        'lock on one resource with nothing to do inside; a writer takes the write lock 10 times meanwhile ' +
+        '(its wait: from the call to the grant). redis-semaphore has no read-write lock (no figures).',
+      `Permits: ${workers} loops each taking one of ${PERMITS} permits of one resource, holding it ${holdMs} ms; ` +
+        '"holders over the limit" counts grants that found more than ' +
+        `${PERMITS} holders at once in this process (all holders run here, so this is the true count).`,
+      `Skewed links: 3 instances, each with links of 0, 15 and 30 ms one way (in another order per instance) to ` +
+        `3 nodes, 2 loops each, taking one of ${SKEW_LIMIT} permits for 5 ms, ${durationMs} ms.`,
+      `redis-semaphore's RedlockSemaphore counts holders on each node and accepts a majority: enumerating its ` +
+        `per-node decisions for 3 clients, 3 nodes and a limit of 2, ${overAdmitting} of ${orders} arrival ` +
+        'orders admit 3 holders, with no fault at all. Its permits expire on each client clock.',
+    );
+    return {
+      id: 'beyondMutex',
+      number: 9,
+      title: TITLE,
+      status: 'ok',
+      baseline: OURS,
+      metrics: [
+        { key: 'readsPerSec', label: 'read locks/s (one resource)', unit: '/s', better: 'higher' },
+        { key: 'writerWaitP50', label: 'writer wait p50 while readers stream', unit: 'ms', better: 'lower' },
+        { key: 'writerWaitP99', label: 'writer wait p99 while readers stream', unit: 'ms', better: 'lower' },
+        { key: 'permitsPerSec', label: `permits/s (permits: ${PERMITS})`, unit: '/s', better: 'higher' },
+        { key: 'overAdmitted', label: 'grants over the limit', unit: '', better: 'lower', ratio: false },
+        { key: 'maxHolders', label: 'most holders at once', unit: '', better: 'none', ratio: false },
+        { key: 'errors', label: 'failed acquisitions', unit: '', better: 'lower', ratio: false },
+        {
+          key: 'overAdmittedSkewed',
+          label: `grants over the limit, skewed links (limit ${SKEW_LIMIT})`,
+          unit: '',
+          better: 'lower',
+          ratio: false,
+        },
+      ],
+      rows,
+      notes,
+    };
+  },
+};
