@@ -5,14 +5,15 @@ import { validateDuration } from './durations';
 import { InvalidArgumentError, LockLostError, QuorumUnavailableError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
-import { MAX_DURATION } from './durations';
 import { quorumOf } from './fan-out';
+import { connectNodes, sameServerWarnings } from './connect';
 import { HealthReport, probeNodes } from './health';
 import { LeadOptions, TermRunner, runLeadership } from './leadership';
 import { LocalQueues } from './local-queue';
 import { PermitResult, acquirePermit, limitKey } from './permits';
-import { Lock, LockOwner, ReleaseOutcome, ReleaseResult, newOwnerValue } from './lock';
-import type { AcquireRequest, LockNode, ReadyState } from './lock-node';
+import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
+import { Lock, LockOwner, ReleaseOutcome, ReleaseResult } from './lock';
+import type { LockNode, ReadyState } from './lock-node';
 import * as messages from './messages';
 import { callNode } from './node-contract';
 import {
@@ -31,7 +32,8 @@ import {
 } from './options';
 import { releaseOnQuorum } from './release';
 import { Renewals } from './renewals';
-import { fenceKey, intentKey, lockKey, normalizeResources, readersKey } from './resources';
+import { normalizeResources } from './resources';
+import { LockHost, runUnderLock } from './run-under-lock';
 import { eitherSignal } from './signals';
 
 /** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
@@ -85,10 +87,10 @@ export class Redlock implements LockOwner {
   private readonly waiting: LocalQueues;
   /** The settings of a call without options (validated once). */
   private readonly defaultSettings: CallSettings;
-  /** Where each node records the run_id it was last checked under: never a lock or fence key ('{' follows them). */
-  private readonly guardKey: string;
-  /** How long a waiting writer's intent keeps readers out without a new attempt (docs/DESIGN.md §15). */
-  private readonly intentTtl: number;
+  /** The key prefix, the guard key (never a lock or fence key: '{' follows them) and the writer intent's ttl. */
+  private readonly keyPlan: KeyPlan;
+  /** What running work under a lock needs of this instance (`run-under-lock.ts`). */
+  private readonly host: LockHost;
   private portableNoticed = false;
   /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
   private readonly lifetime = lifetimeController();
@@ -140,10 +142,24 @@ export class Redlock implements LockOwner {
       },
     );
     this.defaultSettings = resolveCallOptions(undefined, this.options);
-    this.guardKey = `${this.options.keyPrefix}!boot`;
-    this.intentTtl = internals.unsafeNoWriterIntent
-      ? 0
-      : Math.max(MIN_INTENT_TTL, 4 * this.options.maxRetryDelay);
+    this.keyPlan = Object.freeze({
+      keyPrefix: this.options.keyPrefix,
+      guardKey: `${this.options.keyPrefix}!boot`,
+      intentTtl: internals.unsafeNoWriterIntent
+        ? 0
+        : Math.max(MIN_INTENT_TTL, 4 * this.options.maxRetryDelay),
+    });
+    this.host = {
+      keepAlive: (lock) => this.keepAlive(lock),
+      extend: (lock, ttl) => this.extend(lock, ttl),
+      release: (lock) => this.release(lock),
+      lostDuringWork: (lock, error) => {
+        if (!lock.markLost(error)) return;
+        this.stats.locksLost++;
+        if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
+      },
+      logger: this.options.logger,
+    };
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
@@ -253,39 +269,22 @@ export class Redlock implements LockOwner {
   ): Promise<Lock | null> {
     this.throwIfClosed('acquire', resources);
     const { plan } = this;
-    const prefix = this.options.keyPrefix;
-    const keys = resources.map((resource) => lockKey(prefix, resource));
-    if (keys.length > 1) this.refuseKeys(keys);
-    const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
-    const owner = newOwnerValue();
-    const request: AcquireRequest = {
-      keys,
-      fenceKeys,
-      owner,
-      mode: settings.mode,
-      readerKeys: keys.map(readersKey),
-      intentKeys: keys.map(intentKey),
-      intent: owner,
-      intentTtl: this.intentTtl,
-      ttl: settings.ttl,
-      guardWindow: settings.guardWindow,
-      guardKey: this.guardKey,
-    };
+    const { permits } = settings;
+    if (permits !== undefined && resources.length !== 1) {
+      throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
+    }
+    const request = requestFor(this.keyPlan, resources, settings);
+    if (request.keys.length > 1) this.refuseKeys(request.keys);
     const began = plan.clock.now();
     // Stops on the caller's signal or on quit(), whichever comes first.
     const stop = eitherSignal(settings.signal, this.lifetime.signal);
-    const { permits } = settings;
-    if (permits !== undefined && resources.length !== 1) {
-      stop.dispose();
-      throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
-    }
     const attempt = (wait: number): Promise<PermitResult> =>
       permits === undefined
         ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
         : acquirePermit(plan, resources, request, permits, wait, stop.signal);
     // One contender per key set in this process; the others queue locally (see LocalQueues). A single
     // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    const queueId = permits === undefined ? keySetId(keys) : limitKey(keys[0]);
+    const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
     let result: PermitResult;
     try {
       result =
@@ -299,104 +298,34 @@ export class Redlock implements LockOwner {
     }
     this.stats.wokenByRelease += result.wokenByRelease;
     this.stats.wokenByTimer += result.wokenByTimer;
+    const elapsed = plan.clock.now() - began;
     if (result.kind === 'acquired') {
-      const { deadline, token } = result.attempt;
-      const grant = {
-        resources,
-        keys: result.keys ?? keys,
-        permit: result.permit,
-        mode: settings.mode,
-        readerKeys: request.readerKeys,
-        fenceKeys,
-        value: result.owner,
-        ttl: settings.ttl,
-        deadline,
-        attempts: result.attempts,
-        fencingToken: token,
-      };
-      if (this.events.has('acquired')) {
-        const elapsed = plan.clock.now() - began;
-        this.events.emit('acquired', {
-          resources,
-          attempts: result.attempts,
-          elapsed,
-          fencingToken: token,
-          mode: settings.mode,
-          permits,
-        });
-      }
-      return new Lock(grant, result.claim, this, plan.clock);
+      announceOutcome(this.events, result, resources, settings, elapsed, undefined);
+      return new Lock(grantOf(result, request, resources, settings), result.claim, this, plan.clock);
     }
-    if (result.attempt.kind === 'busy' && this.events.has('busy')) {
-      this.events.emit('busy', {
-        resources,
-        attempts: result.attempts,
-        waited: result.elapsed,
-        mode: settings.mode,
-        permits,
-      });
+    const fail = () => failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
+    if (result.attempt.kind === 'busy') {
+      announceOutcome(this.events, result, resources, settings, elapsed, undefined);
+      if (!throwOnBusy) return null;
+      throw fail();
     }
-    if (result.attempt.kind === 'busy' && !throwOnBusy) return null;
-    const failure = failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
-    if (result.attempt.kind !== 'busy' && this.events.has('unavailable')) {
-      const retryAfter = (failure as QuorumUnavailableError).retryAfter;
-      this.events.emit('unavailable', {
-        resources,
-        attempts: result.attempts,
-        waited: result.elapsed,
-        retryAfter,
-        mode: settings.mode,
-        permits,
-      });
-    }
+    const failure = fail() as QuorumUnavailableError;
+    announceOutcome(this.events, result, resources, settings, elapsed, failure.retryAfter);
     throw failure;
   }
 
   /**
-   * @internal Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it. The
-   * loss policy and pass-through rules are those of {@link using}. Used by `using()` and the Nest layer.
+   * @internal Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it (or,
+   * with `keepFor`, keeps it). The loss policy and pass-through rules are those of {@link using}
+   * (`run-under-lock.ts`). Used by `using()` and the Nest layer.
    */
-  async runUnderLock<T>(
+  runUnderLock<T>(
     lock: Lock,
     settings: Pick<CallSettings, 'autoExtend' | 'onLockLost'>,
     work: () => Promise<T>,
     keepFor?: () => number,
   ): Promise<T> {
-    const stop = settings.autoExtend ? this.keepAlive(lock) : undefined;
-    let result: T;
-    try {
-      result = await work();
-    } catch (error) {
-      stop?.();
-      // A scheduled tick that failed was still run: keep its lock too, so no other instance runs it again.
-      if (!(await this.keptAfterWork(lock, keepFor))) await this.release(lock);
-      throw error;
-    }
-    stop?.();
-    const lost = lock.lostError ?? (lock.remainingTime <= 0 ? this.expiredDuringWork(lock) : undefined);
-    if (lost || !(await this.keptAfterWork(lock, keepFor))) await this.release(lock);
-    if (lost) {
-      if (settings.onLockLost === 'throw') throw lost;
-      this.options.logger?.warn(messages.finishedAfterLoss(lost.message));
-    }
-    return result;
-  }
-
-  /**
-   * After the work, with `keepFor`: sets the lock to expire in `keepFor()` ms instead of releasing it (a
-   * scheduled tick keeps its lock until shortly before the next tick). False when it should be released
-   * (nothing or too little to keep, the lock is no longer valid, or the nodes did not take the new ttl).
-   */
-  private async keptAfterWork(lock: Lock, keepFor: (() => number) | undefined): Promise<boolean> {
-    try {
-      // A monthly cron's next tick is past the longest ttl: kept for that long (~24.8 days) instead.
-      const ms = keepFor ? Math.min(Math.floor(keepFor()), MAX_DURATION) : 0;
-      if (!(ms >= MIN_KEEP) || lock.isExpired) return false;
-      await this.extend(lock, ms);
-      return true;
-    } catch {
-      return false;
-    }
+    return runUnderLock(this.host, lock, settings, work, keepFor);
   }
 
   /**
@@ -480,16 +409,8 @@ export class Redlock implements LockOwner {
    */
   async connect(timeout = 5_000): Promise<ReadyState[]> {
     validateDuration(timeout, 'connect() timeout', 1);
-    const states = await Promise.all(
-      this.nodes.map((node): Promise<ReadyState> | ReadyState => {
-        if (!node.connect) return { node: node.name, ready: true };
-        return callNode(node, 'connect', () => node.connect!(timeout)).then(
-          (): ReadyState => ({ node: node.name, ready: true, guardMode: node.guardMode }),
-          (error: unknown) => ({ node: node.name, ready: false, error: error as Error }),
-        );
-      }),
-    );
-    this.warnAboutSameServer();
+    const states = await connectNodes(this.nodes, timeout);
+    for (const warning of sameServerWarnings(this.nodes)) this.options.logger?.warn(warning);
     const portable = states.filter((state) => state.guardMode === 'data-age').map((state) => state.node);
     if (portable.length > 0 && this.options.restartGuard !== false && !this.portableNoticed) {
       this.portableNoticed = true;
@@ -533,28 +454,6 @@ export class Redlock implements LockOwner {
     }
   }
 
-  /** Two entries that reach the same server give it two votes: the quorum no longer means a majority. */
-  private warnAboutSameServer(): void {
-    const seen = new Map<string, number>();
-    this.nodes.forEach((node, index) => {
-      const id = node.serverId;
-      if (!id) return;
-      const earlier = seen.get(id);
-      if (earlier === undefined) seen.set(id, index);
-      else
-        this.options.logger?.warn(messages.sameServer(earlier, this.nodes[earlier].name, index, node.name));
-    });
-  }
-
-  private expiredDuringWork(lock: Lock): LockLostError {
-    const error = new LockLostError(lock.resources, messages.LOST_DURING_WORK);
-    if (lock.markLost(error)) {
-      this.stats.locksLost++;
-      if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
-    }
-    return error;
-  }
-
   private throwIfClosed(operation: string, resources: readonly string[]): void {
     if (this.lifetime.signal.aborted) throw new RedlockClosedError(operation, resources);
   }
@@ -575,18 +474,7 @@ function lifetimeController(): AbortController {
   return controller;
 }
 
-const NO_KEYS: readonly string[] = Object.freeze([]);
 /** The shortest writer intent, in ms: a few rounds of announcements and retries. */
 const MIN_INTENT_TTL = 200;
-/** Keeping a lock for less than this after its work is not worth a round trip: it is released instead. */
-const MIN_KEEP = 20;
 const NOTHING: ReleaseOutcome = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
 const NOTHING_RELEASED: ReleaseResult = Object.freeze({ ...NOTHING, settled: Promise.resolve(NOTHING) });
-
-/**
- * One id per set of keys, whatever their order. Two sets sharing an id (a resource name containing '}\n')
- * would only take turns in the local queue; the locks themselves stay independent.
- */
-function keySetId(keys: readonly string[]): string {
-  return keys.length === 1 ? keys[0] : [...keys].sort().join('\n');
-}
