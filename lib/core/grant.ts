@@ -38,7 +38,7 @@ export function requestFor(
   };
 }
 
-/** What the `Lock` of a won acquisition holds: the winning attempt's keys, owner value, deadline and token. */
+/** @internal What the `Lock` of a won acquisition holds: the winning attempt's keys, owner value, deadline and token. */
 export function grantOf(
   result: Extract<PermitResult, { kind: 'acquired' }>,
   request: AcquireRequest,

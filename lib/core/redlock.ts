@@ -1,19 +1,19 @@
 import { setMaxListeners } from 'node:events';
-import { AcquirePlan, acquireWithRetries, failureOf } from './acquire';
-import { Clock, systemClock } from './clock';
+import type { AcquirePlan } from './acquire';
+import { systemClock } from './clock';
+import { connectNodes, sameServerWarnings } from './connect';
 import { validateDuration } from './durations';
-import { InvalidArgumentError, LockLostError, QuorumUnavailableError, RedlockClosedError } from './errors';
+import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
 import { quorumOf } from './fan-out';
-import { connectNodes, sameServerWarnings } from './connect';
 import { HealthReport, probeNodes } from './health';
+import { RedlockInternals, RedlockStats, acquirePlanOf, keyPlanOf } from './instance-plan';
 import { LeadOptions, TermRunner, runLeadership } from './leadership';
 import { LocalQueues } from './local-queue';
-import { PermitResult, acquirePermit, limitKey } from './permits';
-import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
 import { Lock, LockOwner, ReleaseOutcome, ReleaseResult } from './lock';
 import type { LockNode, ReadyState } from './lock-node';
+import { LockingContext, lockResources } from './lock-resources';
 import * as messages from './messages';
 import { callNode } from './node-contract';
 import {
@@ -34,38 +34,10 @@ import { releaseOnQuorum } from './release';
 import { Renewals } from './renewals';
 import { normalizeResources } from './resources';
 import { LockHost, runUnderLock } from './run-under-lock';
-import { eitherSignal } from './signals';
 
-/** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
-export interface RedlockInternals {
-  clock?: Clock;
-  random?: () => number;
-  /**
-   * UNSAFE, for negative controls in tests only: hand out locks whose validity already ran out, to prove
-   * that the safety checkers catch the overlaps this causes.
-   */
-  unsafeSkipValidityCheck?: boolean;
-  /**
-   * UNSAFE, for the negative control of docs/DESIGN.md §7 only: every attempt of an acquisition reuses the
-   * first attempt's owner value, so a release that a node runs late can delete a later attempt's key.
-   */
-  unsafeReuseOwner?: boolean;
-  /**
-   * UNSAFE for liveness, for the negative control of docs/DESIGN.md §15 only: a waiting writer sets no intent,
-   * so a stream of readers can starve it.
-   */
-  unsafeNoWriterIntent?: boolean;
-}
-
-/** Counters for metrics and tests. */
-export interface RedlockStats {
-  /** Waiters woken by a release announcement. */
-  wokenByRelease: number;
-  /** Waiters woken by their timer (holder's ttl or backoff). */
-  wokenByTimer: number;
-  /** Locks declared lost while held (failed renewal or validity ran out). */
-  locksLost: number;
-}
+export type { RedlockStats } from './instance-plan';
+/** @internal */
+export type { RedlockInternals } from './instance-plan';
 
 /**
  * The Redlock algorithm over N independent nodes (docs/DESIGN.md): acquire on a majority within the ttl,
@@ -84,11 +56,10 @@ export class Redlock implements LockOwner {
   readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
   private readonly plan: AcquirePlan;
   private readonly events = new RedlockEvents();
-  private readonly waiting: LocalQueues;
   /** The settings of a call without options (validated once). */
   private readonly defaultSettings: CallSettings;
-  /** The key prefix, the guard key (never a lock or fence key: '{' follows them) and the writer intent's ttl. */
-  private readonly keyPlan: KeyPlan;
+  /** What every acquisition of this instance works with (`lock-resources.ts`). */
+  private readonly locking: LockingContext;
   /** What running work under a lock needs of this instance (`run-under-lock.ts`). */
   private readonly host: LockHost;
   private portableNoticed = false;
@@ -118,20 +89,7 @@ export class Redlock implements LockOwner {
     this.nodes = Object.freeze([...nodes]);
     this.quorum = quorumOf(this.nodes.length);
     const clock = internals.clock ?? systemClock;
-    this.plan = Object.freeze({
-      nodes: this.nodes,
-      quorum: this.quorum,
-      clock,
-      nodeTimeout: this.options.nodeTimeout,
-      driftFactor: this.options.driftFactor,
-      events: this.events,
-      retryDelay: this.options.retryDelay,
-      maxRetryDelay: this.options.maxRetryDelay,
-      random: internals.random ?? Math.random,
-      unsafeSkipValidityCheck: internals.unsafeSkipValidityCheck === true,
-      unsafeReuseOwner: internals.unsafeReuseOwner === true,
-    });
-    this.waiting = new LocalQueues(clock);
+    this.plan = acquirePlanOf(this.nodes, this.options, this.events, clock, internals);
     this.renewals = new Renewals(
       clock,
       (held) => this.extend(held),
@@ -142,12 +100,15 @@ export class Redlock implements LockOwner {
       },
     );
     this.defaultSettings = resolveCallOptions(undefined, this.options);
-    this.keyPlan = Object.freeze({
-      keyPrefix: this.options.keyPrefix,
-      guardKey: `${this.options.keyPrefix}!boot`,
-      intentTtl: internals.unsafeNoWriterIntent
-        ? 0
-        : Math.max(MIN_INTENT_TTL, 4 * this.options.maxRetryDelay),
+    this.locking = Object.freeze({
+      plan: this.plan,
+      keyPlan: keyPlanOf(this.options, internals),
+      waiting: new LocalQueues(clock),
+      lifetime: this.lifetime.signal,
+      events: this.events,
+      stats: this.stats,
+      issuer: this,
+      refuseKeys: (keys: readonly string[]) => this.refuseKeys(keys),
     });
     this.host = {
       keepAlive: (lock) => this.keepAlive(lock),
@@ -268,50 +229,7 @@ export class Redlock implements LockOwner {
     retrySplitsOnly = false,
   ): Promise<Lock | null> {
     this.throwIfClosed('acquire', resources);
-    const { plan } = this;
-    const { permits } = settings;
-    if (permits !== undefined && resources.length !== 1) {
-      throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
-    }
-    const request = requestFor(this.keyPlan, resources, settings);
-    if (request.keys.length > 1) this.refuseKeys(request.keys);
-    const began = plan.clock.now();
-    // Stops on the caller's signal or on quit(), whichever comes first.
-    const stop = eitherSignal(settings.signal, this.lifetime.signal);
-    const attempt = (wait: number): Promise<PermitResult> =>
-      permits === undefined
-        ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
-        : acquirePermit(plan, resources, request, permits, wait, stop.signal);
-    // One contender per key set in this process; the others queue locally (see LocalQueues). A single
-    // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-    const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
-    let result: PermitResult;
-    try {
-      result =
-        settings.wait > 0
-          ? await this.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
-              attempt(Math.max(0, settings.wait - queuedFor)),
-            )
-          : await attempt(0);
-    } finally {
-      stop.dispose();
-    }
-    this.stats.wokenByRelease += result.wokenByRelease;
-    this.stats.wokenByTimer += result.wokenByTimer;
-    const elapsed = plan.clock.now() - began;
-    if (result.kind === 'acquired') {
-      announceOutcome(this.events, result, resources, settings, elapsed, undefined);
-      return new Lock(grantOf(result, request, resources, settings), result.claim, this, plan.clock);
-    }
-    const fail = () => failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
-    if (result.attempt.kind === 'busy') {
-      announceOutcome(this.events, result, resources, settings, elapsed, undefined);
-      if (!throwOnBusy) return null;
-      throw fail();
-    }
-    const failure = fail() as QuorumUnavailableError;
-    announceOutcome(this.events, result, resources, settings, elapsed, failure.retryAfter);
-    throw failure;
+    return lockResources(this.locking, resources, settings, throwOnBusy, retrySplitsOnly);
   }
 
   /**
@@ -474,7 +392,5 @@ function lifetimeController(): AbortController {
   return controller;
 }
 
-/** The shortest writer intent, in ms: a few rounds of announcements and retries. */
-const MIN_INTENT_TTL = 200;
 const NOTHING: ReleaseOutcome = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
 const NOTHING_RELEASED: ReleaseResult = Object.freeze({ ...NOTHING, settled: Promise.resolve(NOTHING) });

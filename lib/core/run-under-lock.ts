@@ -4,7 +4,7 @@ import type { Lock } from './lock';
 import * as messages from './messages';
 import type { CallSettings, RedlockLogger } from './options';
 
-/** What running work under a lock needs of its instance. */
+/** @internal What running work under a lock needs of its instance. */
 export interface LockHost {
   keepAlive(lock: Lock): () => void;
   extend(lock: Lock, ttl?: number): Promise<Lock>;
@@ -15,7 +15,7 @@ export interface LockHost {
 }
 
 /**
- * Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it — or, with
+ * @internal Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it — or, with
  * `keepFor`, keeps it that many more ms (a scheduled tick, docs/DESIGN.md §10). `work`'s error passes through
  * unchanged; a lock lost meanwhile rejects with {@link LockLostError} once `work` settled (or only warns, with
  * `onLockLost: 'warn'`). What `using()` and the Nest layer run.

@@ -124,7 +124,7 @@ describe('waiter wake-up (3 real nodes)', () => {
     expect(maxActive).toBe(1);
     // The local queues are empty again: nothing grows with the keys waited on.
     for (const waiter of waiters)
-      expect((waiter as unknown as { waiting: { size: number } }).waiting.size).toBe(0);
+      expect((waiter as unknown as { locking: { waiting: { size: number } } }).locking.waiting.size).toBe(0);
   });
 
   it('twenty callers waiting at once on one instance draw no MaxListenersExceededWarning', async () => {

@@ -1,0 +1,86 @@
+import { acquireWithRetries, failureOf } from './acquire';
+import type { AcquirePlan } from './acquire';
+import { InvalidArgumentError, QuorumUnavailableError } from './errors';
+import type { RedlockEvents } from './events';
+import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
+import { Lock, LockOwner } from './lock';
+import type { LocalQueues } from './local-queue';
+import * as messages from './messages';
+import type { CallSettings } from './options';
+import { PermitResult, acquirePermit, limitKey } from './permits';
+import { eitherSignal } from './signals';
+
+/** @internal What acquisitions of one instance work with: values built once by the instance. */
+export interface LockingContext {
+  readonly plan: AcquirePlan;
+  readonly keyPlan: KeyPlan;
+  readonly waiting: LocalQueues;
+  /** Aborted by quit(): waiting acquisitions stop. */
+  readonly lifetime: AbortSignal;
+  readonly events: RedlockEvents;
+  /** Counters the instance reports (`Redlock.stats`). */
+  readonly stats: { wokenByRelease: number; wokenByTimer: number };
+  /** The instance the locks belong to (their extend and release go there). */
+  readonly issuer: LockOwner;
+  /** Refuses keys a node cannot hold together (a Redis Cluster, several slots), before any traffic. */
+  refuseKeys(keys: readonly string[]): void;
+}
+
+/**
+ * @internal Acquires already normalised resources with resolved settings — a lock, a permit of a semaphore (§14) or a
+ * read lock (§15): the lock, or — when busy and `throwOnBusy` is false — null; with `retrySplitsOnly`, a lock
+ * held by another owner is not waited for. What `acquire`, `tryAcquire`, `using` and the Nest layer run.
+ */
+export async function lockResources(
+  context: LockingContext,
+  resources: string[],
+  settings: CallSettings,
+  throwOnBusy: boolean,
+  retrySplitsOnly: boolean,
+): Promise<Lock | null> {
+  const { plan, stats, events } = context;
+  const { permits } = settings;
+  if (permits !== undefined && resources.length !== 1) {
+    throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
+  }
+  const request = requestFor(context.keyPlan, resources, settings);
+  if (request.keys.length > 1) context.refuseKeys(request.keys);
+  const began = plan.clock.now();
+  // Stops on the caller's signal or on quit(), whichever comes first.
+  const stop = eitherSignal(settings.signal, context.lifetime);
+  const attempt = (wait: number): Promise<PermitResult> =>
+    permits === undefined
+      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
+      : acquirePermit(plan, resources, request, permits, wait, stop.signal);
+  // One contender per key set in this process; the others queue locally (see LocalQueues). A single
+  // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
+  const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
+  let result: PermitResult;
+  try {
+    result =
+      settings.wait > 0
+        ? await context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
+            attempt(Math.max(0, settings.wait - queuedFor)),
+          )
+        : await attempt(0);
+  } finally {
+    stop.dispose();
+  }
+  stats.wokenByRelease += result.wokenByRelease;
+  stats.wokenByTimer += result.wokenByTimer;
+  const elapsed = plan.clock.now() - began;
+  if (result.kind === 'acquired') {
+    announceOutcome(events, result, resources, settings, elapsed, undefined);
+    return new Lock(grantOf(result, request, resources, settings), result.claim, context.issuer, plan.clock);
+  }
+  const failed = result;
+  const fail = () => failureOf(plan, resources, failed.attempt, failed.attempts, failed.elapsed, request);
+  if (failed.attempt.kind === 'busy') {
+    announceOutcome(events, failed, resources, settings, elapsed, undefined);
+    if (!throwOnBusy) return null;
+    throw fail();
+  }
+  const failure = fail() as QuorumUnavailableError;
+  announceOutcome(events, failed, resources, settings, elapsed, failure.retryAfter);
+  throw failure;
+}
