@@ -1,4 +1,11 @@
-import { Interval, Overlap, findOverlaps, findStaleTokens } from '../checkers/intervals';
+import {
+  Interval,
+  OverAdmission,
+  Overlap,
+  findExclusionViolations,
+  findOverAdmissions,
+  findStaleTokens,
+} from '../checkers/intervals';
 import type { FaultEvent, Lag, PhaseRun } from './cluster';
 import type { FailureRecord, SectionRecord } from './protocol';
 
@@ -35,7 +42,10 @@ export interface WindowOutcome extends Span {
 export interface PhaseAnalysis {
   readonly sections: SectionRecord[];
   readonly failures: FailureRecord[];
+  /** Sections that overlapped where at least one was a writer (each permit of a semaphore counts apart). */
   readonly overlaps: Overlap[];
+  /** Moments at which a semaphore had more holders than permits. */
+  readonly overAdmissions: OverAdmission[];
   readonly staleTokens: Interval[];
   /** Locks handed out with no validity left (`remainingTime` ≤ 0 when the section began). */
   readonly expiredGrants: SectionRecord[];
@@ -63,6 +73,8 @@ export interface AnalysisOptions {
    * whole sections count.
    */
   readonly clip: boolean;
+  /** The semaphores' permits by resource (the phase's `permits`). */
+  readonly permits?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -102,7 +114,8 @@ export function analyse(run: PhaseRun, options: AnalysisOptions): PhaseAnalysis 
   return {
     sections,
     failures,
-    overlaps: findOverlaps(intervals),
+    overlaps: findExclusionViolations(intervals),
+    overAdmissions: overAdmissionsOf(sections, options.clip, options.permits),
     staleTokens: findStaleTokens(intervals),
     expiredGrants: sections.filter((s) => s.remainingAtStart <= 0),
     overruns,
@@ -132,15 +145,45 @@ export function intervalsOf(sections: readonly SectionRecord[], clip: boolean): 
   sections.forEach((section, i) => {
     const end = clip ? Math.min(section.end, section.deadline) : section.end;
     if (end <= section.start) return;
+    // A permit of a semaphore is a lock of its own: exclusive, with its own token order.
+    const resource =
+      section.permit === undefined ? section.resource : `${section.resource}#${section.permit}`;
     intervals.push({
-      resource: section.resource,
+      resource,
       holder: `client-${section.client}#${i}`,
       start: section.start,
       end,
       token: section.token,
+      mode: section.mode,
     });
   });
   return intervals;
+}
+
+/**
+ * Per semaphore resource (sections holding a permit), moments with more holders than its permits (`limits`,
+ * or — where not given — one more than the largest permit seen).
+ */
+function overAdmissionsOf(
+  sections: readonly SectionRecord[],
+  clip: boolean,
+  limits: Readonly<Record<string, number>> = {},
+): OverAdmission[] {
+  const byResource = new Map<string, SectionRecord[]>();
+  for (const section of sections) {
+    if (section.permit === undefined) continue;
+    byResource.set(section.resource, [...(byResource.get(section.resource) ?? []), section]);
+  }
+  return [...byResource].flatMap(([resource, list]) => {
+    const limit = limits[resource] ?? Math.max(...list.map((s) => s.permit!)) + 1;
+    return findOverAdmissions(
+      intervalsOf(
+        list.map((s) => ({ ...s, permit: undefined })),
+        clip,
+      ),
+      limit,
+    );
+  });
 }
 
 /** Faults injected: kills, pauses, cuts and latency settings (heals and restarts are their other halves). */

@@ -61,7 +61,11 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     lines.push(`${line}\n    log: ${file}`);
     totals.operations += analysis.operations;
     totals.faults += analysis.faults;
-    const found = analysis.overlaps.length + analysis.staleTokens.length + run.rejections.length;
+    const found =
+      analysis.overlaps.length +
+      analysis.overAdmissions.length +
+      analysis.staleTokens.length +
+      run.rejections.length;
     if (control) totals.controlViolations += found;
     else totals.violations += found + analysis.expiredGrants.length + analysis.acquiredWithoutQuorum.length;
     return `${line}\nlog: ${file}`;
@@ -79,7 +83,13 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       await delay(300); // clients connect
       await runFaultWindows(c, random, phase.ttl, until);
     });
-    const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: phase.ttl, clip: true });
+    const analysis = analyse(run, {
+      nodeCount: NODES,
+      quorum: QUORUM,
+      guardMs: phase.ttl,
+      clip: true,
+      permits: phase.permits,
+    });
     record(run, analysis, false);
     return { run, analysis };
   }
@@ -98,6 +108,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       expect(analysis.clientLogs).toEqual([]);
       expect({
         overlaps: describeOverlaps(analysis.overlaps, run.events),
+        overAdmissions: analysis.overAdmissions,
         staleTokens: analysis.staleTokens,
         rejectedFencedWrites: run.rejections,
         expiredGrants: analysis.expiredGrants,
@@ -105,6 +116,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
         stalledHealthyWindows: analysis.stalledWindows,
       }).toEqual({
         overlaps: '',
+        overAdmissions: [],
         staleTokens: [],
         rejectedFencedWrites: [],
         expiredGrants: [],
@@ -117,6 +129,12 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       for (let client = 0; client < CLIENTS; client++) {
         expect(analysis.sections.filter((s) => s.client === client).length).toBeGreaterThan(5);
       }
+      // Readers, writers and permit holders all ran (read-write locks and semaphores under the same faults).
+      expect(analysis.sections.filter((s) => s.mode === 'read').length).toBeGreaterThan(0);
+      expect(
+        analysis.sections.filter((s) => s.mode === 'write' && s.permit === undefined).length,
+      ).toBeGreaterThan(0);
+      expect(analysis.sections.filter((s) => s.permit !== undefined).length).toBeGreaterThan(0);
     },
     profile.mainMs + 60_000,
   );
@@ -188,12 +206,14 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       expect(analysis.clientLogs).toEqual([]);
       expect({
         overlaps: describeOverlaps(analysis.overlaps, run.events),
+        overAdmissions: analysis.overAdmissions,
         staleTokens: analysis.staleTokens,
         rejectedFencedWrites: run.rejections,
         expiredGrants: analysis.expiredGrants,
         acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
       }).toEqual({
         overlaps: '',
+        overAdmissions: [],
         staleTokens: [],
         rejectedFencedWrites: [],
         expiredGrants: [],

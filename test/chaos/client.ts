@@ -52,6 +52,12 @@ function fencedWrite(resource: string, token: number): Promise<boolean> {
   });
 }
 
+/** How one iteration locks: a writer or a reader, or a permit of a semaphore. */
+interface LockKind {
+  readonly mode: 'read' | 'write';
+  readonly permits: number | undefined;
+}
+
 class Loop {
   readonly stats = {
     sections: 0,
@@ -91,6 +97,10 @@ class Loop {
 
   private async iteration(resource: string, style: LoopStyle): Promise<void> {
     const acqStart = now();
+    const permits = this.phase.permits?.[resource];
+    const mode: 'read' | 'write' =
+      permits === undefined && this.random.chance(this.phase.readShare ?? 0) ? 'read' : 'write';
+    const kind = { mode, permits };
     const work = style === 'using' ? this.phase.longWork : this.phase.work;
     const planned = this.random.int(work[0], work[1]);
     if (style === 'using') {
@@ -98,7 +108,7 @@ class Loop {
       try {
         await this.redlock.using(
           resource,
-          { wait: this.phase.acquireWait, signal: this.stop },
+          { wait: this.phase.acquireWait, signal: this.stop, ...kind },
           async (lock) => {
             entered = true;
             await this.section(lock, resource, style, acqStart, planned);
@@ -112,8 +122,8 @@ class Loop {
     }
     const lock =
       style === 'wait'
-        ? await this.acquireWaiting(resource, style, acqStart)
-        : await this.poll(resource, acqStart);
+        ? await this.acquireWaiting(resource, style, acqStart, kind)
+        : await this.poll(resource, acqStart, kind);
     if (!lock) return;
     try {
       await this.section(lock, resource, style, acqStart, planned);
@@ -127,9 +137,14 @@ class Loop {
     resource: string,
     style: LoopStyle,
     acqStart: number,
+    kind: LockKind,
   ): Promise<Lock | undefined> {
     try {
-      return await this.redlock.acquire(resource, { wait: this.phase.acquireWait, signal: this.stop });
+      return await this.redlock.acquire(resource, {
+        wait: this.phase.acquireWait,
+        signal: this.stop,
+        ...kind,
+      });
     } catch (error) {
       this.failed(resource, style, acqStart, error);
       return undefined;
@@ -137,12 +152,12 @@ class Loop {
   }
 
   /** tryAcquire until it succeeds or the wait budget is spent; busy and unavailable both mean "poll again". */
-  private async poll(resource: string, acqStart: number): Promise<Lock | undefined> {
+  private async poll(resource: string, acqStart: number, kind: LockKind): Promise<Lock | undefined> {
     let lastError: unknown = new Error('LockBusyError');
     while (!this.stop.aborted) {
       this.stats.pollAttempts++;
       try {
-        const lock = await this.redlock.tryAcquire(resource);
+        const lock = await this.redlock.tryAcquire(resource, kind);
         if (lock) return lock;
         lastError = { name: 'LockBusyError' };
       } catch (error) {
@@ -172,8 +187,13 @@ class Loop {
       await sleep(planned); // trusts the lock it was given, whatever its remaining time
     }
     let fenceAccepted: boolean | undefined;
-    if (!respectDeadline || (lock.remainingTime > margin / 2 && !lock.signal.aborted)) {
-      fenceAccepted = await fencedWrite(resource, lock.fencingToken ?? -1);
+    // A reader does not write; a permit holder writes to its permit's own resource (tokens rise per permit).
+    const fenced = lock.permit === undefined ? resource : `${resource}#${lock.permit}`;
+    if (
+      lock.mode !== 'read' &&
+      (!respectDeadline || (lock.remainingTime > margin / 2 && !lock.signal.aborted))
+    ) {
+      fenceAccepted = await fencedWrite(fenced, lock.fencingToken ?? -1);
     }
     const end = now();
     this.stats.sections++;
@@ -193,6 +213,8 @@ class Loop {
         attempts: lock.attempts,
         fenceAccepted,
         lost: lock.lostError !== undefined,
+        mode: lock.mode,
+        permit: lock.permit,
       },
     });
   }

@@ -20,7 +20,12 @@ export function mainPhase(seed: number): ClientPhase {
       ['hot:1', 3],
       ['warm:{half}', 2],
       ['solo:{client}', 2],
+      ['pool', 2],
     ],
+    // Read-write locks and a semaphore under the same faults: a third of the lock iterations read, and
+    // `pool` is a semaphore of two permits.
+    readShare: 0.35,
+    permits: { pool: 2 },
     styles: [
       ['wait', 3],
       ['poll', 2],

@@ -38,6 +38,10 @@ export interface ClientPhase {
    * portable mode (the data-age marker), as on a managed Redis that denies INFO.
    */
   readonly portableGuard?: boolean;
+  /** Read-write locks: the chance that an iteration on a resource that is not a semaphore is a read. */
+  readonly readShare?: number;
+  /** Resources that are counting semaphores, with their number of permits. */
+  readonly permits?: Readonly<Record<string, number>>;
 }
 
 /** An ACL user on every chaos node with every command but INFO (set up by `ChaosCluster.start`). */
@@ -114,6 +118,10 @@ export interface SectionRecord {
   readonly fenceAccepted: boolean | undefined;
   /** `using()`: the lock was declared lost while the work ran. */
   readonly lost: boolean;
+  /** A read lock's section (no fenced write: a reader does not write); otherwise a writer's. */
+  readonly mode?: 'read' | 'write';
+  /** A semaphore's permit (its fenced writes go to `<resource>#<permit>`). */
+  readonly permit?: number;
 }
 
 /** An acquisition that gave up. */

@@ -41,7 +41,12 @@ export function chaosProfile(): ChaosProfile {
 
 /** Overlapping holders, out-of-order tokens, fenced writes turned down: what the negative controls count. */
 export function safetyViolations(run: PhaseRun, analysis: PhaseAnalysis): number {
-  return analysis.overlaps.length + analysis.staleTokens.length + run.rejections.length;
+  return (
+    analysis.overlaps.length +
+    analysis.overAdmissions.length +
+    analysis.staleTokens.length +
+    run.rejections.length
+  );
 }
 
 /** Everything the main run asserts to be 0: safety, expired grants, grants without quorum, stalled windows. */
@@ -62,12 +67,15 @@ export function phaseLine(run: PhaseRun, analysis: PhaseAnalysis): string {
   const clientWindows = analysis.windows.reduce((sum, w) => sum + w.servedClients.length, 0);
   const idle = analysis.windows.reduce((sum, w) => sum + w.idleClients.length, 0);
   return (
-    `${run.name}: ${seconds} s, ${analysis.operations} operations (${analysis.sections.length} sections, ` +
+    `${run.name}: ${seconds} s, ${analysis.operations} operations (${analysis.sections.length} sections: ` +
+    `${analysis.sections.filter((s) => s.mode === 'read').length} read, ` +
+    `${analysis.sections.filter((s) => s.permit !== undefined).length} on permits; ` +
     `${analysis.failures.length} failed acquisitions, ${run.fencedWrites} fenced writes), ` +
     `${analysis.faults} faults in ${analysis.windows.length} windows (${healthy.length} with a healthy quorum ` +
     `for some client, ${starved} of them on a starved host; ${idle} of ${clientWindows} served client-windows idle; ` +
     `${analysis.noQuorum.length} spans without a quorum); violations ${violations(run, analysis)} ` +
-    `[overlaps ${analysis.overlaps.length}, stale tokens ${analysis.staleTokens.length}, ` +
+    `[overlaps ${analysis.overlaps.length}, over-admissions ${analysis.overAdmissions.length}, ` +
+    `stale tokens ${analysis.staleTokens.length}, ` +
     `fence rejections ${run.rejections.length}, expired grants ${analysis.expiredGrants.length}, ` +
     `acquired without quorum ${analysis.acquiredWithoutQuorum.length}, ` +
     `stalled healthy windows ${analysis.stalledWindows.length}]; overruns ${analysis.overruns}`
