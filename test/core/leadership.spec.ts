@@ -9,7 +9,7 @@ import {
 } from '../../lib';
 import { Interval, findOverlaps, findStaleTokens } from '../checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn } from './helpers';
+import { closeAll, delay, eventually, redlockOn } from './helpers';
 
 /** Resolves once `signal` aborts. */
 const aborted = (signal: AbortSignal) =>
@@ -123,7 +123,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
       'leader:handover',
       () => new Promise<string>((r) => (stepDown = () => r('A'))),
     );
-    await delay(100);
+    expect(await eventually(async () => stepDown !== undefined)).toBe(true); // the leader works
     let followerLed = false;
     const following = follower.lead('leader:handover', async () => {
       followerLed = true;
@@ -140,15 +140,17 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
     const events = eventsOf(leader);
     const stopLeading = new AbortController();
+    let working = false;
     const leading = leader.lead(
       'leader:signal',
       async (lease) => {
+        working = true;
         await aborted(lease.signal);
         return lease.signal.reason;
       },
       { signal: stopLeading.signal },
     );
-    await delay(100);
+    expect(await eventually(async () => working)).toBe(true);
     const stopCampaign = new AbortController();
     const campaigning = follower.lead('leader:signal', async () => 'never', { signal: stopCampaign.signal });
     await delay(100);
@@ -167,7 +169,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
     let stepDown!: () => void;
     const leading = leader.lead('leader:quit', () => new Promise<void>((r) => (stepDown = r)));
-    await delay(100);
+    expect(await eventually(async () => stepDown !== undefined)).toBe(true);
     const campaigning = follower.lead('leader:quit', async () => 'never').catch((e: unknown) => e);
     await delay(50);
     await follower.quit();

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Lock, LockBusyError, Redlock } from '../../lib';
 import { Interval, findExclusionViolations, findStaleTokens } from '../checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
+import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 
 type Section = Interval & { readonly mode: 'read' | 'write' };
 
@@ -133,7 +133,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   it('writers are not starved: a waiting writer keeps new readers out and gets in while readers stream', async () => {
     const writerSide = await redlockOn(redisNodes());
     const stream = await readerStream('rw:stream');
-    await delay(200);
+    expect(await eventually(async () => stream.done() > 8)).toBe(true);
     const before = stream.done();
     // Within its wait, while the streams run (their wait time is measured in bench/).
     const writer = await writerSide.acquire('rw:stream', { wait: 3_000 });

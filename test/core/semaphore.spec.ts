@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Lock, LockBusyError, Redlock } from '../../lib';
 import { Interval, findOverAdmissions, findStaleTokens } from '../checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
+import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 
 describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeAll });
@@ -80,7 +80,22 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     const busy = await b.acquire('sem:two', { permits: 2, wait: 100 }).catch((e: unknown) => e);
     expect(busy).toBeInstanceOf(LockBusyError);
     const waiting = b.acquire('sem:two', { permits: 2, wait: 10_000 });
-    await delay(100);
+    // The waiter is listening for releases of the permits (subscribed on a quorum) before one frees.
+    const subscribed = async () => {
+      const counts = await Promise.all(
+        redisNodes().nodes.map(async (node) => {
+          const admin = node.redis();
+          try {
+            const reply = (await admin.call('PUBSUB', 'NUMSUB', 'redlock:{sem:two}#1:released')) as unknown[];
+            return Number(reply[1]);
+          } finally {
+            admin.disconnect();
+          }
+        }),
+      );
+      return counts.filter((count) => count > 0).length >= 2;
+    };
+    expect(await eventually(subscribed)).toBe(true);
     await held[1].release();
     const third = await waiting;
     expect(third.permit).toBe(held[1].permit);

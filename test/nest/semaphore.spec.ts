@@ -2,7 +2,7 @@ import { Controller, Get, Injectable, Param } from '@nestjs/common';
 import request from 'supertest';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, gate } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, eventually, gate } from './helpers';
 
 /** At most two exports at once across every instance. */
 @Injectable()
@@ -47,8 +47,7 @@ describe('@Locked(key, { permits }) in Nest applications (3 real nodes)', () => 
     const b = second.get(Exports);
     const hold = gate();
     const running = [a.run(hold.promise), b.run(hold.promise)];
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(a.running + b.running).toBe(2);
+    expect(await eventually(async () => a.running + b.running === 2)).toBe(true);
     expect([...a.permits, ...b.permits].sort()).toEqual([0, 1]);
     await expect(a.run(hold.promise)).rejects.toBeInstanceOf(LockBusyError);
     await request(second.getHttpServer()).get('/exports/x').expect(409);
