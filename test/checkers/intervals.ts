@@ -8,6 +8,8 @@ export interface Interval {
   readonly token?: number;
   /** A read lock's section (shared with other readers); otherwise exclusive. */
   readonly mode?: 'read' | 'write';
+  /** A semaphore's permit (each permit is exclusive on its own). */
+  readonly permit?: number;
 }
 
 /** Two critical sections on the same resource that overlapped in time. */

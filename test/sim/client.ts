@@ -10,6 +10,7 @@ import {
 import type { Interval } from '../checkers/intervals';
 import type { OpSpec } from './config';
 import type { SimContext } from './context';
+import type { Connection } from './connection';
 import type { DriftingClock } from './scheduler';
 
 /** What clients did, summed over a schedule. */
@@ -26,6 +27,8 @@ export interface OpStats {
   shortExtendFailed: number;
   /** Read locks granted. */
   readsGranted: number;
+  /** Permits of a semaphore granted. */
+  permitsGranted: number;
 }
 
 export function emptyOpStats(): OpStats {
@@ -40,6 +43,7 @@ export function emptyOpStats(): OpStats {
     extendFailed: 0,
     shortExtendFailed: 0,
     readsGranted: 0,
+    permitsGranted: 0,
   };
 }
 
@@ -47,6 +51,8 @@ export function emptyOpStats(): OpStats {
 export interface SimClient {
   readonly id: number;
   readonly redlock: Redlock;
+  /** Its connections, for the semaphore control that bypasses the core. */
+  readonly connections: readonly Connection[];
   readonly clock: DriftingClock;
   readonly ops: readonly OpSpec[];
 }
@@ -62,6 +68,8 @@ export interface ClientSink {
    * the call (what the core did before the short-extend fix), not to `lock.remainingTime`.
    */
   readonly keepDeadlineOfFailedExtend: boolean;
+  /** NEGATIVE CONTROL ONLY: semaphores as a per-node count accepted on a majority (redis-semaphore's design). */
+  readonly perNodeCount: boolean;
   section(interval: Interval): void;
   anomaly(message: string): void;
 }
@@ -92,13 +100,21 @@ export async function runClient(client: SimClient, sink: ClientSink): Promise<vo
 
 async function operate(client: SimClient, op: OpSpec, holder: string, sink: ClientSink): Promise<void> {
   const { redlock } = client;
+  if (op.permits !== undefined && sink.perNodeCount) return countedOperate(client, op, holder, sink);
   let signal: AbortSignal | undefined;
   if (op.abortAfter !== undefined) {
     const controller = new AbortController();
     client.clock.setTimeout(() => controller.abort(new Error('the caller gave up')), op.abortAfter);
     signal = controller.signal;
   }
-  const options = { ttl: op.ttl, wait: op.wait, fencing: op.fencing, signal, mode: op.mode };
+  const options = {
+    ttl: op.ttl,
+    wait: op.wait,
+    fencing: op.fencing,
+    signal,
+    mode: op.mode,
+    permits: op.permits,
+  };
   if (op.kind === 'using') {
     const settings = { ...options, autoExtend: true, onLockLost: op.onLockLost };
     await redlock.using(op.resources, settings, async (lock) => {
@@ -148,6 +164,42 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
   await redlock.release(lock);
 }
 
+/**
+ * The semaphore control: one try on every node (a per-node count), held when a majority admitted it, for
+ * the work or until its ttl on the client's clock; then released everywhere. No token.
+ */
+async function countedOperate(
+  client: SimClient,
+  op: OpSpec,
+  holder: string,
+  sink: ClientSink,
+): Promise<void> {
+  const owner = `${holder}:${sink.context.scheduler.now}`;
+  const key = `count:${op.resources[0]}`;
+  const { connections } = client;
+  const started = client.clock.now();
+  // A lost message never answers: each node gets the ttl to answer, as a per-node timeout would.
+  const inTime = <T>(call: Promise<T>, otherwise: T) =>
+    Promise.race([
+      call.catch(() => otherwise),
+      new Promise<T>((resolve) => client.clock.setTimeout(() => resolve(otherwise), op.ttl)),
+    ]);
+  const answers = await Promise.all(
+    connections.map((connection) => inTime(connection.countAcquire(key, op.permits!, owner, op.ttl), false)),
+  );
+  const yes = answers.filter(Boolean).length;
+  if (yes >= Math.floor(connections.length / 2) + 1) {
+    sink.stats.granted++;
+    sink.stats.permitsGranted++;
+    const start = sink.context.scheduler.now;
+    // Works until its work is done or its ttl (less what the acquisition took) is up, on its own clock.
+    const left = Math.min(op.work, op.ttl - (client.clock.now() - started));
+    if (left > 0) await new Promise<void>((resolve) => client.clock.setExactTimeout(resolve, left));
+    sink.section({ resource: op.resources[0], holder, start, end: sink.context.scheduler.now });
+  } else sink.stats.busy++;
+  await Promise.all(connections.map((connection) => inTime(connection.countRelease(key, owner), 0)));
+}
+
 /** A critical section in true time: from the grant to the end of the last stretch of work. */
 interface Section {
   readonly start: number;
@@ -157,6 +209,7 @@ interface Section {
 function granted(lock: Lock, op: OpSpec, holder: string, sink: ClientSink): Section {
   sink.stats.granted++;
   if (lock.mode === 'read') sink.stats.readsGranted++;
+  if (lock.permit !== undefined) sink.stats.permitsGranted++;
   const { context } = sink;
   if (sink.checkGrants && !(lock.remainingTime > 0)) {
     sink.anomaly(`${holder} was handed a lock with no validity left (${lock.remainingTime} ms)`);
@@ -179,7 +232,15 @@ function record(lock: Lock, holder: string, section: Section, sink: ClientSink):
   if (context.tracing)
     context.trace(`${holder} END (worked until ${end.toFixed(4)}, ${(end - start).toFixed(3)} ms)`);
   for (const resource of lock.resources) {
-    sink.section({ resource, holder, start, end, token: lock.fencingToken, mode: lock.mode });
+    sink.section({
+      resource,
+      holder,
+      start,
+      end,
+      token: lock.fencingToken,
+      mode: lock.mode,
+      permit: lock.permit,
+    });
   }
 }
 

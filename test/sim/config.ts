@@ -51,7 +51,8 @@ export type Profile =
   | 'reorder'
   | 'reorder-reused-owner'
   | 'read-ignores-writer'
-  | 'reader-client-clock';
+  | 'reader-client-clock'
+  | 'semaphore-per-node-count';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -68,6 +69,7 @@ export const PROFILES: readonly Profile[] = [
   'reorder-reused-owner',
   'read-ignores-writer',
   'reader-client-clock',
+  'semaphore-per-node-count',
 ];
 
 export interface OpSpec {
@@ -90,6 +92,8 @@ export interface OpSpec {
   readonly onLockLost: 'throw' | 'warn';
   /** A read-write lock's mode: readers share the resource, a writer holds it alone. */
   readonly mode: 'read' | 'write';
+  /** A counting semaphore of this many permits on the resource `p` (then `resources` is `['p']`). */
+  readonly permits?: number;
 }
 
 export interface ClientSpec {
@@ -142,7 +146,10 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const nodeCount = crashy ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
   // `reorder` and its control share one configuration: contention, no node faults, frequent reordering.
   const reorderControl = profile === 'reorder' || profile === 'reorder-reused-owner';
-  const clientCount = profile === 'skip-validity' || reorderControl ? 3 : rng.int(2, 3);
+  const clientCount =
+    profile === 'skip-validity' || reorderControl || profile === 'semaphore-per-node-count'
+      ? 3
+      : rng.int(2, 3);
   const ttl = profile === 'drift-beyond' ? rng.int(20, 80) : rng.int(20, 200);
   const driftFactor = rng.pick([0.01, 0.02, 0.05, 0.1]);
   const nodeTimeout = profile === 'skip-validity' ? ttl * 2 : rng.int(3, Math.max(4, Math.floor(ttl / 4)));
@@ -152,6 +159,10 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   // operations are reads.
   const readControl = profile === 'read-ignores-writer' || profile === 'reader-client-clock';
   const readShare = readControl ? 0.6 : rng.chance(0.4) ? 0.5 : 0;
+  // Counting semaphores (§14): in 30 % of the schedules (all of their control's) a third of the operations
+  // take one of 2 permits of `p`.
+  const semaphoreControl = profile === 'semaphore-per-node-count';
+  const permitShare = semaphoreControl ? 1 : rng.chance(0.3) ? 0.35 : 0;
 
   const skewUs = (ttl * 1000) / 4; // sane node clocks: skew well below the restart-guard window
   const servers: ServerSpec[] = Array.from({ length: nodeCount }, (_, i) => ({
@@ -213,13 +224,18 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
       offset: rng.real(0, 1e6),
       lateChance,
       lateMax: rng.real(0, 3),
-      ops: Array.from({ length: opsPerClient }, () => randomOp(rng, profile, ttl, resources, readShare)),
+      ops: Array.from({ length: opsPerClient }, () => {
+        const op = randomOp(rng, profile, ttl, resources, readShare);
+        return permitShare > 0 && rng.chance(permitShare)
+          ? { ...op, resources: ['p'], permits: 2, mode: 'write' as const }
+          : op;
+      }),
     };
   });
 
   const horizon = opsPerClient * ttl * 1.5;
   const faultCount =
-    profile === 'drift-beyond' || profile === 'skip-validity' || reorderControl
+    profile === 'drift-beyond' || profile === 'skip-validity' || reorderControl || semaphoreControl
       ? 0
       : profile === 'safe' || profile === 'safe-portable'
         ? rng.int(0, 3)

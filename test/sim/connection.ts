@@ -82,6 +82,15 @@ export class Connection implements LockNode {
     return this.call('release', owner, () => this.server.release(keys, owner, readers));
   }
 
+  /** NEGATIVE CONTROL ONLY: the per-node counting semaphore (see `VirtualServer.countAcquire`). */
+  countAcquire(key: string, limit: number, owner: string, ttl: number): Promise<boolean> {
+    return this.call('count-acquire', owner, () => this.server.countAcquire(key, limit, owner, ttl));
+  }
+
+  countRelease(key: string, owner: string): Promise<number> {
+    return this.call('count-release', owner, () => this.server.countRelease(key, owner));
+  }
+
   private subscribe(
     keys: readonly string[],
     listener: (event: 'released' | 'lost') => void,

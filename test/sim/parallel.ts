@@ -134,6 +134,7 @@ const SUMMED = [
   'reordered',
   'shortExtendFailed',
   'readsGranted',
+  'permitsGranted',
   'events',
   'operations',
   'granted',

@@ -19,6 +19,8 @@ export interface RunSummary {
   shortExtendFailed: number;
   /** Read locks granted (read-write locks). */
   readsGranted: number;
+  /** Permits of a semaphore granted. */
+  permitsGranted: number;
   messages: number;
   lostMessages: number;
   faults: number;
@@ -95,6 +97,7 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     extended: 0,
     shortExtendFailed: 0,
     readsGranted: 0,
+    permitsGranted: 0,
     messages: 0,
     lostMessages: 0,
     faults: 0,
@@ -181,6 +184,7 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.extended += result.stats.extended;
   summary.shortExtendFailed += result.stats.shortExtendFailed;
   summary.readsGranted += result.stats.readsGranted;
+  summary.permitsGranted += result.stats.permitsGranted;
   summary.messages += result.counters.messages;
   summary.lostMessages += result.counters.lostRequests + result.counters.lostReplies;
   summary.faults += result.counters.faults;
@@ -204,7 +208,7 @@ export function formatSummary(summary: RunSummary): string {
     `sim[${summary.profile}] base seed ${summary.baseSeed}: ${summary.schedules} schedules in ` +
     `${(summary.elapsedMs / 1000).toFixed(1)} s (${Math.round(rate)}/s; CPU ${(summary.cpuMs / 1000).toFixed(1)} s), ` +
     `${summary.events} events; ` +
-    `${summary.operations} operations (${summary.granted} granted (${summary.readsGranted} reads), ${summary.busy} busy, ` +
+    `${summary.operations} operations (${summary.granted} granted (${summary.readsGranted} reads, ${summary.permitsGranted} permits), ${summary.busy} busy, ` +
     `${summary.unavailable} unavailable, ${summary.aborted} aborted, ${summary.lost} lost, ` +
     `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
     `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +

@@ -121,6 +121,8 @@ export class VirtualServer {
   private readonly data = new Map<string, Value>();
   /** Sorted sets (the readers sets of read-write locks), apart from the strings in `data`. */
   private readonly sets = new Map<string, Readers>();
+  /** The per-node count of the semaphore control (`countAcquire`). */
+  private readonly counted = new Map<string, Map<string, number>>();
   private backlog: Queued[] = [];
   private readonly subscriptions = new Map<string, Set<Subscription>>();
 
@@ -423,6 +425,26 @@ export class VirtualServer {
   private announce(key: string): void {
     const set = this.subscriptions.get(key);
     if (set) for (const subscription of set) if (subscription.active) subscription.push('released');
+  }
+
+  /**
+   * NEGATIVE CONTROL ONLY — redis-semaphore's per-node count (its acquire script): drop holders whose time is
+   * up, then admit `owner` when fewer than `limit` hold `key` here. Accepted on a majority, each node enforces
+   * the limit alone. Expiry in true time (the script scores by the client's clock; the control needs no more).
+   */
+  countAcquire(key: string, limit: number, owner: string, ttl: number): boolean {
+    const now = this.context.scheduler.now;
+    const holders = this.counted.get(key) ?? new Map<string, number>();
+    for (const [holder, until] of holders) if (until <= now) holders.delete(holder);
+    this.counted.set(key, holders);
+    if (holders.size >= limit && !holders.has(owner)) return false;
+    holders.set(owner, now + ttl);
+    return true;
+  }
+
+  /** NEGATIVE CONTROL ONLY: the per-node count's release (ZREM). */
+  countRelease(key: string, owner: string): number {
+    return this.counted.get(key)?.delete(owner) ? 1 : 0;
   }
 
   /** SUBSCRIBE to the release announcements of `keys`; returns the unsubscribe function. */

@@ -131,6 +131,8 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     expect(summary.reordered).toBeGreaterThan(0);
     // Read locks were granted among the writers (read-write locks, DESIGN §15).
     expect(summary.readsGranted).toBeGreaterThan(SCHEDULES / 20);
+    // And permits of a 2-permit semaphore (DESIGN §14), each a lock of its own, never more than 2 at once.
+    expect(summary.permitsGranted).toBeGreaterThan(SCHEDULES / 20);
     // The restart guard ran in its precise mode here (INFO readable) and refused after restarts.
     expect(summary.refusedUptime).toBeGreaterThan(0);
     expect(summary.refusedDataAge).toBe(0);
@@ -213,6 +215,13 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
       expect(summary.overlaps).toBeGreaterThan(0);
     }, 300_000);
   });
+
+  it("semaphores counted per node and accepted on a majority (redis-semaphore's design), no fault → over-admission", async () => {
+    const summary = await control('semaphore-per-node-count');
+    expect(summary.faults).toBe(0);
+    expect(summary.permitsGranted).toBeGreaterThan(CONTROL_SCHEDULES);
+    expect(summary.overlaps).toBeGreaterThan(0);
+  }, 300_000);
 
   // Found by this simulation (seed 1639): `extend(lock, ttl)` with a ttl shorter than the validity left,
   // when too few answers arrived in time, used to keep the old deadline although nodes that answered late had

@@ -1,5 +1,10 @@
 import { Redlock } from '../../lib/core';
-import { Interval, findExclusionViolations, findStaleTokens } from '../checkers/intervals';
+import {
+  Interval,
+  findExclusionViolations,
+  findOverAdmissions,
+  findStaleTokens,
+} from '../checkers/intervals';
 import { ClientSink, OpStats, SimClient, emptyOpStats, runClient } from './client';
 import { Profile, WorldConfig, randomConfig } from './config';
 import { Connection } from './connection';
@@ -7,6 +12,10 @@ import type { SimContext, SimCounters } from './context';
 import { Prng } from './prng';
 import { DriftingClock, Scheduler } from './scheduler';
 import { VirtualServer } from './server';
+
+/** The semaphore of the schedules that use one (config.ts) and its permits. */
+const SEMAPHORE = 'p';
+const SEMAPHORE_PERMITS = 2;
 
 /** Virtual time after which a schedule whose clients have not finished counts as stuck. */
 const TIME_CAP = 600_000;
@@ -93,7 +102,7 @@ export class World implements SimContext {
         unsafeSkipValidityCheck: config.unsafeSkipValidityCheck,
         unsafeReuseOwner: config.unsafeReuseOwner,
       });
-      this.clients.push({ id, redlock, clock, ops: spec.ops });
+      this.clients.push({ id, redlock, clock, ops: spec.ops, connections });
     });
     for (const fault of config.faults) this.scheduler.at(fault.at, () => this.inject(fault));
     const sink: ClientSink = {
@@ -101,6 +110,7 @@ export class World implements SimContext {
       stats: this.stats,
       checkGrants: !config.unsafeSkipValidityCheck,
       keepDeadlineOfFailedExtend: config.profile === 'short-extend-old-deadline',
+      perNodeCount: config.profile === 'semaphore-per-node-count',
       section: (interval) => this.intervals.push(interval),
       anomaly: (message) => this.anomalies.push(message),
     };
@@ -129,8 +139,15 @@ export class World implements SimContext {
   }
 
   result(): WorldResult {
-    const overlaps = findExclusionViolations(this.intervals);
-    const stale = findStaleTokens(this.intervals);
+    // Semaphore sections (resource `p`, 2 permits): at most 2 at once; each permit exclusive with rising tokens.
+    const onPermits = this.intervals.filter((i) => i.resource === SEMAPHORE);
+    const perPermit = onPermits
+      .filter((i) => i.permit !== undefined)
+      .map((i) => ({ ...i, resource: `${i.resource}#${i.permit}` }));
+    const locks = [...this.intervals.filter((i) => i.resource !== SEMAPHORE), ...perPermit];
+    const overAdmissions = findOverAdmissions(onPermits, SEMAPHORE_PERMITS);
+    const overlaps = findExclusionViolations(locks);
+    const stale = findStaleTokens(locks);
     const anomalies = [...this.anomalies];
     for (const client of this.clients) {
       if (client.clock.badDelays > 0)
@@ -141,6 +158,9 @@ export class World implements SimContext {
     const findings = [
       ...overlaps.map((o) => `OVERLAP on ${o.first.resource}: ${show(o.first)} and ${show(o.second)}`),
       ...stale.map((i) => `STALE TOKEN on ${i.resource}: ${show(i)}`),
+      ...overAdmissions.map(
+        (o) => `OVER-ADMISSION on ${o.resource} at ${o.at.toFixed(4)}: ${o.holders.join(', ')}`,
+      ),
       ...anomalies,
     ];
     return {
@@ -150,7 +170,7 @@ export class World implements SimContext {
       stats: this.stats,
       counters: this.counters,
       sections: this.intervals.length,
-      overlaps: overlaps.length,
+      overlaps: overlaps.length + overAdmissions.length,
       staleTokens: stale.length,
       anomalies,
       findings,
