@@ -2,7 +2,7 @@
  * Differential test: the simulation's model of the scripts (`test/sim/server.ts`) against the real Lua
  * (`lib/redis/scripts.ts`, the code that ships) on a real redis-server. One seeded random sequence of
  * operations — acquire with and without fencing and with the restart guard in both modes, fence, extend,
- * release, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
+ * release, the semaphore limit record, read-write locks, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
  * against both; every reply is compared (normalised as the node adapter does: `acquireReplyOf`, booleans,
  * counts) and, at checkpoints, every key's value and ttl. The simulation's verdicts are only as good as this
  * model, so the model must answer what Redis answers.
@@ -15,11 +15,12 @@
  */
 import { Redis } from 'ioredis';
 import type { AcquireReply, AcquireRequest } from '../../lib/core';
-import { acquireReplyOf, flagReplyOf, releaseReplyOf } from '../../lib/redis/replies';
+import { acquireReplyOf, flagReplyOf, limitReplyOf, releaseReplyOf } from '../../lib/redis/replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
+  LIMIT_SCRIPT,
   LuaScript,
   READ_EXTEND_SCRIPT,
   READ_FENCE_SCRIPT,
@@ -29,6 +30,7 @@ import {
   acquireCall,
   extendCall,
   fenceCall,
+  limitCall,
   releaseCall,
 } from '../../lib/redis/scripts';
 import { RedisNodes, startRedisNodes } from '../support';
@@ -152,6 +154,7 @@ type Op =
   | { kind: 'fence'; keys: string[]; fenceKeys: string[]; owner: string; token: number; readers?: string[] }
   | { kind: 'extend'; keys: string[]; owner: string; ttl: number; readers?: string[] }
   | { kind: 'release'; keys: string[]; owner: string; readers?: string[] }
+  | { kind: 'limit'; key: string; permits: number; ttl: number }
   | { kind: 'sleep'; ms: number }
   | { kind: 'flushall' }
   | { kind: 'write'; key: string; value: string; ttl?: number }
@@ -271,12 +274,18 @@ class Differential {
     }
     if (roll < 0.65) return { kind: 'extend', keys, owner, ttl, readers };
     if (roll < 0.8) return { kind: 'release', keys, owner, readers };
+    if (roll < 0.84) {
+      // A semaphore's limit record: mostly the same number, sometimes another (a caller that disagrees).
+      const key = `${lockKey(rng.pick(RESOURCES))}#permits`;
+      return { kind: 'limit', key, permits: rng.pick([2, 2, 2, 3]), ttl };
+    }
     if (roll < 0.93) return { kind: 'sleep', ms: rng.int(1, 60) };
     if (roll < 0.945) return { kind: 'flushall' };
     // Data written by something else: a restored or stale marker, another program's value at a lock key.
     const now = this.model.env.scheduler.now;
     const planted = rng.pick([
       { key: SINCE_KEY, value: String(Math.floor(now - rng.int(0, 6000))) },
+      { key: `${lockKey(rng.pick(RESOURCES))}#permits`, value: 'not-a-number', ttl: rng.int(5, 200) },
       { key: SINCE_KEY, value: String(Math.floor(now + rng.int(0, 500))) },
       { key: GUARD_KEY, value: this.runId },
       { key: GUARD_KEY, value: 'stale0run0id' },
@@ -374,6 +383,7 @@ class Differential {
       case 'release':
         return [...op.keys, ...(op.readers ?? [])];
       case 'write':
+      case 'limit':
         return [op.key];
       default:
         return [];
@@ -484,6 +494,10 @@ class Differential {
       real = flagReplyOf('redis', 'extend', await call);
       model = server.extend(op.keys, op.owner, op.ttl, op.readers);
       if (op.readers) this.count(this.stats.outcomes, `read-extend:${String(real)}`);
+    } else if (op.kind === 'limit') {
+      real = limitReplyOf('redis', await this.eval(LIMIT_SCRIPT, limitCall(op.key, op.permits, op.ttl)));
+      model = server.limit(op.key, op.permits, op.ttl);
+      this.count(this.stats.outcomes, `limit:${real === op.permits ? 'agreed' : 'disagreed'}`);
     } else if (op.kind === 'release') {
       const call = op.readers
         ? this.eval(READ_RELEASE_SCRIPT, releaseCall([...op.keys, ...op.readers], op.owner))
@@ -632,7 +646,7 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
     // Not vacuous: every kind of operation ran, and every acquire outcome (both guard modes) was compared.
     expect(stats.ops).toBe(OPS);
     expect(stats.restarts).toBe(1);
-    for (const kind of ['acquire', 'fence', 'extend', 'release', 'sleep', 'flushall', 'write']) {
+    for (const kind of ['acquire', 'fence', 'extend', 'release', 'limit', 'sleep', 'flushall', 'write']) {
       expect(stats.compared[kind]).toBeGreaterThan(0);
     }
     for (const outcome of [
@@ -654,6 +668,8 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'read-extend:false',
       'read-release:removed',
       'read-release:none',
+      'limit:agreed',
+      'limit:disagreed',
     ]) {
       expect(stats.outcomes[outcome]).toBeGreaterThan(0);
     }

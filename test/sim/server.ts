@@ -428,6 +428,25 @@ export class VirtualServer {
   }
 
   /**
+   * LIMIT (a semaphore's recorded number of permits, docs/DESIGN.md §14): records `permits` when nothing is
+   * recorded (PX `ttl`), else refreshes the record's ttl to at least `ttl`; returns the recorded number, or −1
+   * when the key holds something that is not a number.
+   */
+  limit(key: string, permits: number, ttl: number): number {
+    const now = this.context.scheduler.now;
+    const recorded = this.get(key);
+    if (recorded === undefined) {
+      this.data.set(key, { value: String(permits), expireAt: now + ttl, writtenAt: now });
+      return permits;
+    }
+    if (this.pttl(recorded) < ttl) {
+      recorded.expireAt = now + ttl;
+      recorded.writtenAt = now;
+    }
+    return luaNumber(recorded.value) ?? -1;
+  }
+
+  /**
    * NEGATIVE CONTROL ONLY — redis-semaphore's per-node count (its acquire script): drop holders whose time is
    * up, then admit `owner` when fewer than `limit` hold `key` here. Accepted on a majority, each node enforces
    * the limit alone. Expiry in true time (the script scores by the client's clock; the control needs no more).
