@@ -100,6 +100,30 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
+  it('read-write locks and permits keep every key of a resource in its slot (no CROSSSLOT)', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    try {
+      const readers = await Promise.all([
+        redlock.acquire('cluster:rw', { mode: 'read', fencing: true }),
+        redlock.acquire('cluster:rw', { mode: 'read' }),
+      ]);
+      expect(await redlock.tryAcquire('cluster:rw')).toBeNull(); // a writer waits for the readers
+      await readers[0].extend(5_000);
+      await Promise.all(readers.map((reader) => reader.release()));
+      const writer = await redlock.acquire('cluster:rw', { fencing: true });
+      expect(writer.fencingToken!).toBeGreaterThan(readers[0].fencingToken!);
+      await writer.release();
+      const permits = await Promise.all([0, 1].map(() => redlock.acquire('cluster:pool', { permits: 2 })));
+      expect(permits.map((lock) => lock.permit).sort()).toEqual([0, 1]);
+      expect(await redlock.tryAcquire('cluster:pool', { permits: 2 })).toBeNull();
+      // Each script above declared the readers, intent, fence, permit and limit keys: on a cluster a key in
+      // another slot would have failed the call with CROSSSLOT.
+      await Promise.all(permits.map((lock) => lock.release()));
+    } finally {
+      await redlock.quit();
+    }
+  });
+
   it('a waiter wakes on the release announcement', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false });
     try {
