@@ -193,7 +193,7 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     expect(explain(summary)).toBe('');
     expect(violations(summary)).toBe(0);
     expect(summary.reordered).toBeGreaterThan(CONTROL_SCHEDULES);
-    expect(summary.granted).toBeGreaterThan(CONTROL_SCHEDULES);
+    expect(summary.granted).toBeGreaterThan(CONTROL_SCHEDULES / 4);
   }, 300_000);
 
   it('control: the same with one owner value reused across attempts → overlapping holders', async () => {
@@ -205,7 +205,7 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
   describe('read-write locks (DESIGN §15): with the readers rule broken on the nodes, the checker finds overlaps', () => {
     it('a reader granted while a writer holds the lock → overlapping holders', async () => {
       const summary = await control('read-ignores-writer');
-      expect(summary.readsGranted).toBeGreaterThan(CONTROL_SCHEDULES);
+      expect(summary.readsGranted).toBeGreaterThan(CONTROL_SCHEDULES / 4);
       expect(summary.overlaps).toBeGreaterThan(0);
     }, 300_000);
 
@@ -219,7 +219,7 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
   it("semaphores counted per node and accepted on a majority (redis-semaphore's design), no fault → over-admission", async () => {
     const summary = await control('semaphore-per-node-count');
     expect(summary.faults).toBe(0);
-    expect(summary.permitsGranted).toBeGreaterThan(CONTROL_SCHEDULES);
+    expect(summary.permitsGranted).toBeGreaterThan(CONTROL_SCHEDULES / 4);
     expect(summary.overlaps).toBeGreaterThan(0);
   }, 300_000);
 
