@@ -62,48 +62,52 @@ describe('waiter wake-up (3 real nodes)', () => {
   });
 
   it('many waiters share one subscriber connection per node', async () => {
-    const waiter = await redlockOn(nodes);
-    const held = await holder.acquire(['w:1', 'w:2', 'w:3'], { ttl: 20_000 });
-    const pending = ['w:1', 'w:2', 'w:3', 'w:1', 'w:2'].map((r) => waiter.acquire(r, { wait: 10_000 }));
-    try {
-      // Per node: the connections subscribed to any of the three channels, and to how many each.
-      const subscribers = () =>
-        Promise.all(
-          nodes.nodes.map(async (node) => {
-            const admin = node.redis();
-            try {
-              const channels = ['w:1', 'w:2', 'w:3'].map((r) => `redlock:{${r}}:released`);
-              const counts = (await admin.pubsub('NUMSUB', ...channels)) as (string | number)[];
-              const list = (await admin.client('LIST')) as string;
-              // The connection holding all three channels (no other connection subscribes to three here).
-              const holdingAll = list.split('\n').filter((line) => / sub=3 /.test(line)).length;
-              return { perChannel: counts.filter((_, i) => i % 2 === 1).map(Number), holdingAll };
-            } finally {
-              admin.disconnect();
-            }
-          }),
-        );
-      // Subscribing takes a round trip or two (longer on a loaded machine): wait until every channel is.
-      let seen = await subscribers();
-      for (let i = 0; i < 40 && !seen.every((node) => node.perChannel.every((n) => n === 1)); i++) {
-        await delay(50);
-        seen = await subscribers();
+    // Per node: the connections subscribed to any of the three channels, and to how many each.
+    const subscribers = () =>
+      Promise.all(
+        nodes.nodes.map(async (node) => {
+          const admin = node.redis();
+          try {
+            const channels = ['w:1', 'w:2', 'w:3'].map((r) => `redlock:{${r}}:released`);
+            const counts = (await admin.pubsub('NUMSUB', ...channels)) as (string | number)[];
+            const list = (await admin.client('LIST')) as string;
+            // The connection holding all three channels (no other connection subscribes to three here).
+            const holdingAll = list.split('\n').filter((line) => / sub=3 /.test(line)).length;
+            return { perChannel: counts.filter((_, i) => i % 2 === 1).map(Number), holdingAll };
+          } finally {
+            admin.disconnect();
+          }
+        }),
+      );
+    // On a loaded machine a subscription slower than 250 ms falls back to polling by design (for that
+    // acquisition): the scenario is tried again with new waiters, up to three times, until it happens.
+    let shown = 0;
+    for (let round = 0; round < 3 && shown === 0; round++) {
+      const waiter = await redlockOn(nodes);
+      const held = await holder.acquire(['w:1', 'w:2', 'w:3'], { ttl: 20_000 });
+      const pending = ['w:1', 'w:2', 'w:3', 'w:1', 'w:2'].map((r) => waiter.acquire(r, { wait: 10_000 }));
+      try {
+        // Subscribing takes a round trip or two (longer on a loaded machine): wait until every channel is.
+        let seen = await subscribers();
+        for (let i = 0; i < 40 && !seen.every((node) => node.perChannel.every((n) => n === 1)); i++) {
+          await delay(50);
+          seen = await subscribers();
+        }
+        // Never more than one subscriber per channel on any node, although five acquisitions wait on them,
+        // and one connection holds all three (channels of other tests may be on connections of theirs).
+        for (const node of seen) {
+          expect(node.perChannel.every((n) => n <= 1)).toBe(true);
+          expect(node.holdingAll).toBeLessThanOrEqual(1);
+        }
+        shown = seen.filter((node) => node.perChannel.every((n) => n === 1) && node.holdingAll === 1).length;
+      } finally {
+        await held.release();
+        for (const lock of await Promise.all(pending.slice(0, 3))) await lock.release();
+        for (const lock of await Promise.all(pending.slice(3))) await lock.release();
       }
-      // Never more than one subscriber per channel on any node, although five acquisitions wait on them, and
-      // one connection holds all three (channels of other tests may be on connections of theirs). On a loaded
-      // machine a subscription slower than 250 ms falls back to polling by design, so a node may show none:
-      // at least one node must show the shared subscription (all three nodes do on an idle machine).
-      for (const node of seen) {
-        expect(node.perChannel.every((n) => n <= 1)).toBe(true);
-        expect(node.holdingAll).toBeLessThanOrEqual(1);
-      }
-      const shared = seen.filter((node) => node.perChannel.every((n) => n === 1) && node.holdingAll === 1);
-      expect(shared.length).toBeGreaterThanOrEqual(1);
-    } finally {
-      await held.release();
-      for (const lock of await Promise.all(pending.slice(0, 3))) await lock.release();
-      for (const lock of await Promise.all(pending.slice(3))) await lock.release();
     }
+    // The scenario happened: the shared subscription was seen (on every node, on an idle machine).
+    expect(shown).toBeGreaterThanOrEqual(1);
   });
 
   it('hundreds of waiters on one key in one process take turns instead of splitting the votes', async () => {
