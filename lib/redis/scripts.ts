@@ -6,6 +6,43 @@ import type { AcquireRequest } from '../core';
  * lays out its KEYS and ARGV (kept next to the script that reads them).
  */
 
+/** Lua, shared by the scripts that need it: the server's `TIME` in whole ms (as `now_ms()`). */
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * Lua: returns 0 unless ARGV[1] is a live reader (an expiry after `nowms`) in each readers set KEYS[1..bound]
+ * (docs/DESIGN.md §15).
+ */
+function liveReaderIn(bound: string): string {
+  return `
+for i = 1, ${bound} do
+  local expiry = tonumber(redis.call('ZSCORE', KEYS[i], ARGV[1]))
+  if not expiry or expiry <= nowms then
+    return 0
+  end
+end
+`;
+}
+
+/**
+ * Lua, the fencing write-back (docs/DESIGN.md §5): raises each fence counter KEYS[n+1..2n] to at least the
+ * token ARGV[2], never lowering one; returns 1.
+ */
+const RAISE_FENCES = `
+local token = tonumber(ARGV[2])
+for i = n + 1, 2 * n do
+  if (tonumber(redis.call('GET', KEYS[i])) or 0) < token then
+    redis.call('SET', KEYS[i], ARGV[2], 'PX', 3600000)
+  end
+end
+return 1
+`;
+
 /** A Lua script with its SHA1, so nodes can call it by digest (EVALSHA) and fall back to EVAL. */
 export interface LuaScript {
   readonly source: string;
@@ -64,7 +101,8 @@ function script(source: string): LuaScript {
  * by data age.
  */
 export const ACQUIRE_SCRIPT = script(
-  `
+  NOW_MS +
+    `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local mode = ARGV[8] or ''
@@ -79,8 +117,7 @@ if window > 0 then
   if not portable and ARGV[6] ~= '' then
     local id, started = string.match(redis.call('GET', boot) or '', '^(%w+):(%d+)$')
     if id == ARGV[6] then
-      local t = redis.call('TIME')
-      local up = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(started)
+      local up = now_ms() - tonumber(started)
       if up < window then
         return {2, math.max(0, up)}
       end
@@ -95,8 +132,7 @@ if window > 0 then
         info = nil
       end
     end
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local now = now_ms()
     local first = tonumber(redis.call('GET', since))
     if info then
       -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
@@ -130,8 +166,7 @@ if mode == 'r' then
       return {0, redis.call('PTTL', KEYS[2 * n + i])}
     end
   end
-  local t = redis.call('TIME')
-  local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local nowms = now_ms()
   local ttl = tonumber(ARGV[2])
   for i = n + 1, 2 * n do
     redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', nowms)
@@ -154,10 +189,7 @@ else
     local nowms = nil
     for i = 1, n do
       if redis.call('EXISTS', KEYS[n + i]) == 1 then
-        if not nowms then
-          local t = redis.call('TIME')
-          nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        end
+        nowms = nowms or now_ms()
         redis.call('ZREMRANGEBYSCORE', KEYS[n + i], '-inf', nowms)
         local last = redis.call('ZRANGE', KEYS[n + i], -1, -1, 'WITHSCORES')
         if last[2] then
@@ -245,14 +277,7 @@ for i = 1, n do
     return 0
   end
 end
-local token = tonumber(ARGV[2])
-for i = n + 1, 2 * n do
-  if (tonumber(redis.call('GET', KEYS[i])) or 0) < token then
-    redis.call('SET', KEYS[i], ARGV[2], 'PX', 3600000)
-  end
-end
-return 1
-`,
+` + RAISE_FENCES,
 );
 
 /** FENCE's KEYS and ARGV. */
@@ -349,24 +374,13 @@ export function limitCall(key: string, permits: number, ttl: number): ScriptCall
  * with an expiry still ahead on this server's clock.
  */
 export const READ_FENCE_SCRIPT = script(
-  `
+  NOW_MS +
+    `
 local n = #KEYS / 2
-local t = redis.call('TIME')
-local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i = 1, n do
-  local expiry = tonumber(redis.call('ZSCORE', KEYS[i], ARGV[1]))
-  if not expiry or expiry <= nowms then
-    return 0
-  end
-end
-local token = tonumber(ARGV[2])
-for i = n + 1, 2 * n do
-  if (tonumber(redis.call('GET', KEYS[i])) or 0) < token then
-    redis.call('SET', KEYS[i], ARGV[2], 'PX', 3600000)
-  end
-end
-return 1
-`,
+local nowms = now_ms()
+` +
+    liveReaderIn('n') +
+    RAISE_FENCES,
 );
 
 /**
@@ -375,15 +389,12 @@ return 1
  * lives at least that long; returns 1, else 0 and nothing changes.
  */
 export const READ_EXTEND_SCRIPT = script(
-  `
-local t = redis.call('TIME')
-local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i = 1, #KEYS do
-  local expiry = tonumber(redis.call('ZSCORE', KEYS[i], ARGV[1]))
-  if not expiry or expiry <= nowms then
-    return 0
-  end
-end
+  NOW_MS +
+    `
+local nowms = now_ms()
+` +
+    liveReaderIn('#KEYS') +
+    `
 local ttl = tonumber(ARGV[2])
 for i = 1, #KEYS do
   redis.call('ZADD', KEYS[i], 'XX', nowms + ttl, ARGV[1])
