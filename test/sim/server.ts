@@ -280,7 +280,7 @@ export class VirtualServer {
         const skew = this.spec.readMutation === 'client-clock' ? request.ttl : 0;
         set.members.set(request.owner, nowMs + request.ttl - skew);
         set.writtenAt = now;
-        if (this.setPttl(set) < request.ttl) set.expireAt = now + request.ttl;
+        if (this.pttl(set) < request.ttl) set.expireAt = now + request.ttl;
         this.sets.set(key, set);
       }
       return undefined;
@@ -386,7 +386,7 @@ export class VirtualServer {
         const set = this.getSet(key) as Readers;
         set.members.set(owner, nowMs + ttl);
         set.writtenAt = now;
-        if (this.setPttl(set) < ttl) set.expireAt = now + ttl;
+        if (this.pttl(set) < ttl) set.expireAt = now + ttl;
       }
       return true;
     }
@@ -512,7 +512,7 @@ export class VirtualServer {
     const out = new Map<string, { members: Map<string, number>; pttl: number }>();
     for (const key of [...this.sets.keys()]) {
       const set = this.getSet(key);
-      if (set) out.set(key, { members: new Map(set.members), pttl: this.setPttl(set) });
+      if (set) out.set(key, { members: new Map(set.members), pttl: this.pttl(set) });
     }
     return out;
   }
@@ -534,13 +534,7 @@ export class VirtualServer {
 
   /** The readers set at `key`, or undefined (lazy expiry of the whole set, as for strings). */
   private getSet(key: string): Readers | undefined {
-    const set = this.sets.get(key);
-    if (set === undefined) return undefined;
-    if (this.context.scheduler.now > set.expireAt) {
-      this.sets.delete(key);
-      return undefined;
-    }
-    return set;
+    return this.live(this.sets, key);
   }
 
   /** ZREMRANGEBYSCORE key -inf now: entries whose expiry is not after `nowMs` go; an empty set goes too. */
@@ -555,21 +549,21 @@ export class VirtualServer {
     return set;
   }
 
-  private setPttl(set: Readers): number {
-    if (set.expireAt === Infinity) return -1;
-    return Math.max(0, Math.round(set.expireAt - this.context.scheduler.now));
-  }
-
   /** The script's `TIME` in whole ms: seconds × 1000 + floor(µs / 1000). */
   private wallMs(): number {
     return Math.floor(this.micros() / 1000);
   }
 
   private get(key: string): Value | undefined {
-    const entry = this.data.get(key);
+    return this.live(this.data, key);
+  }
+
+  /** The entry at `key` of a keyspace, or undefined once true time passed its expiry (deleted then, lazily). */
+  private live<T extends { expireAt: number }>(keyspace: Map<string, T>, key: string): T | undefined {
+    const entry = keyspace.get(key);
     if (entry === undefined) return undefined;
     if (this.context.scheduler.now > entry.expireAt) {
-      this.data.delete(key);
+      keyspace.delete(key);
       return undefined;
     }
     return entry;
@@ -580,7 +574,7 @@ export class VirtualServer {
     return true;
   }
 
-  private pttl(entry: Value): number {
+  private pttl(entry: { readonly expireAt: number }): number {
     if (entry.expireAt === Infinity) return -1;
     return Math.max(0, Math.round(entry.expireAt - this.context.scheduler.now));
   }
