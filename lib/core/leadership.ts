@@ -2,8 +2,7 @@ import { InvalidArgumentError, LockLostError } from './errors';
 import type { RedlockEvents } from './events';
 import type { Lock } from './lock';
 import { describe } from './messages';
-import { nearestName } from './nearest';
-import type { UsingOptions } from './options';
+import { UsingOptions, rejectUnknownKeys, validateBoolean } from './options';
 
 /** Options of `lead()`. */
 export interface LeadOptions {
@@ -28,7 +27,7 @@ export type DeposedReason = 'returned' | 'failed' | 'lost' | 'aborted';
 /** @internal Runs one term: holds the lease (renewed) while `work` runs; `using()` or the locked sections. */
 export type TermRunner = <T>(options: UsingOptions, work: (lease: Lock) => Promise<T>) => Promise<T>;
 
-const LEAD_OPTION_KEYS: readonly string[] = Object.freeze(['ttl', 'recampaign', 'signal']);
+const LEAD_OPTION_KEYS: ReadonlySet<string> = new Set(['ttl', 'recampaign', 'signal']);
 
 /**
  * @internal Leadership as a lease (docs/DESIGN.md §13): the mutex on `name`, campaigned for without a time
@@ -78,11 +77,7 @@ export async function runLeadership<T>(
   }
 }
 
-function validateLead(
-  name: unknown,
-  work: unknown,
-  options: unknown,
-): { ttl: number | undefined; recampaign: boolean; signal: AbortSignal | undefined } {
+function validateLead(name: unknown, work: unknown, options: unknown): LeadOptions & { recampaign: boolean } {
   if (typeof name !== 'string' || name.length === 0) {
     throw new InvalidArgumentError(
       `lead() needs the name of the leadership as a non-empty string (e.g. 'scheduler'), got ${describe(name)}.`,
@@ -96,23 +91,9 @@ function validateLead(
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidArgumentError(`lead() options must be an object, got ${describe(options)}.`);
   }
-  for (const key of Object.keys(options)) {
-    if (!LEAD_OPTION_KEYS.includes(key)) {
-      const near = nearestName(key, LEAD_OPTION_KEYS);
-      throw new InvalidArgumentError(
-        `Unknown lead() option "${key}"${near ? ` (did you mean "${near}"?)` : ''}; ` +
-          `it accepts ${LEAD_OPTION_KEYS.join(', ')}.`,
-      );
-    }
-  }
+  rejectUnknownKeys(options, LEAD_OPTION_KEYS, 'lead() option');
   const { ttl, recampaign = true, signal } = options as LeadOptions;
-  if (typeof recampaign !== 'boolean') {
-    throw new InvalidArgumentError(
-      `lead() option recampaign must be true or false, got ${describe(recampaign)}.`,
-    );
-  }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new InvalidArgumentError(`lead() option signal must be an AbortSignal, got ${describe(signal)}.`);
-  }
+  validateBoolean(recampaign, 'recampaign');
+  // ttl and signal are checked with the term's options, before any traffic (resolveCallOptions).
   return { ttl, recampaign, signal };
 }

@@ -249,7 +249,8 @@ export function validateTtl(value: unknown, name: string): asserts value is numb
   }
 }
 
-function validateBoolean(value: unknown, name: string): void {
+/** A boolean option, named in the error. */
+export function validateBoolean(value: unknown, name: string): void {
   if (typeof value !== 'boolean')
     throw new InvalidArgumentError(`${name} must be true or false, got ${describe(value)}.`);
 }

@@ -191,6 +191,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     ],
     ['recampaign not a boolean', 'x', one, { recampaign: 'no' }, /recampaign must be true or false/],
     ['a bad ttl', 'x', one, { ttl: -1 }, /ttl must be a positive whole number/],
+    ['a signal that is not an AbortSignal', 'x', one, { signal: 'stop' }, /signal must be an AbortSignal/],
   ])('refuses %s before any traffic', async (_, name, work, options, message) => {
     const redlock = await redlockOn(redisNodes());
     const events = eventsOf(redlock);
