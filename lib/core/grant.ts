@@ -14,7 +14,11 @@ export interface KeyPlan {
   readonly intentTtl: number;
 }
 
-/** What one acquisition asks of every node: its keys, owner value (the first attempt's), ttl and guard. */
+/**
+ * What one acquisition asks of every node: its keys, owner value (the first attempt's), ttl and guard; a
+ * lock's readers and intent keys (every lock is a reader or a writer, §15), none for a semaphore's permits,
+ * which are plain exclusive locks (§14).
+ */
 export function requestFor(
   plan: KeyPlan,
   resources: readonly string[],
@@ -23,18 +27,22 @@ export function requestFor(
   const prefix = plan.keyPrefix;
   const keys = resources.map((resource) => lockKey(prefix, resource));
   const owner = newOwnerValue();
-  return {
+  const request: AcquireRequest = {
     keys,
     fenceKeys: settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS,
     owner,
+    ttl: settings.ttl,
+    guardWindow: settings.guardWindow,
+    guardKey: plan.guardKey,
+  };
+  if (settings.permits !== undefined) return request;
+  return {
+    ...request,
     mode: settings.mode,
     readerKeys: keys.map(readersKey),
     intentKeys: keys.map(intentKey),
     intent: owner,
     intentTtl: plan.intentTtl,
-    ttl: settings.ttl,
-    guardWindow: settings.guardWindow,
-    guardKey: plan.guardKey,
   };
 }
 

@@ -59,16 +59,7 @@ export async function acquirePermit(
         const slot = (first + k) % permits;
         const keys = [slots[slot]];
         const owner = attempts === 0 ? request.owner : newOwnerValue();
-        // A permit is a plain exclusive lock: no readers, no writer intent.
-        const slotRequest = {
-          ...request,
-          keys,
-          owner,
-          mode: undefined,
-          readerKeys: undefined,
-          intentKeys: undefined,
-        };
-        const result = await acquireWithRetries(plan, resources, slotRequest, 0, signal);
+        const result = await acquireWithRetries(plan, resources, { ...request, keys, owner }, 0, signal);
         attempts += result.attempts;
         if (result.kind === 'acquired')
           return { ...result, attempts, permit: slot, keys, ...wakesOf(waiter) };

@@ -6,7 +6,6 @@ import { validateDuration } from './durations';
 import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendOnQuorum } from './extend';
-import { quorumOf } from './fan-out';
 import { HealthReport, probeNodes } from './health';
 import { RedlockInternals, RedlockStats, acquirePlanOf, keyPlanOf } from './instance-plan';
 import { LeadOptions, TermRunner, runLeadership } from './leadership';
@@ -87,9 +86,9 @@ export class Redlock implements LockOwner {
       );
     }
     this.nodes = Object.freeze([...nodes]);
-    this.quorum = quorumOf(this.nodes.length);
     const clock = internals.clock ?? systemClock;
     this.plan = acquirePlanOf(this.nodes, this.options, this.events, clock, internals);
+    this.quorum = this.plan.quorum;
     this.renewals = new Renewals(
       clock,
       (held) => this.extend(held),
