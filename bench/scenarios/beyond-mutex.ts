@@ -42,12 +42,16 @@ interface PermitLock {
   acquire(): Promise<() => Promise<void>>;
 }
 
-/** `workers` loops taking a permit, holding it `holdMs`, counting holders at once in this process. */
+/**
+ * `workers` loops taking a permit (worker i through `takes[i % takes.length]`), holding it `holdMs`, counting
+ * the holders at once in this process and the grants that found more than `limit`.
+ */
 async function permitsRun(
-  take: PermitLock,
+  takes: readonly PermitLock[],
   workers: number,
   durationMs: number,
   holdMs: number,
+  limit: number,
 ): Promise<{ perSec: number; overAdmitted: number; maxHolders: number; errors: number }> {
   let holders = 0;
   let maxHolders = 0;
@@ -57,7 +61,8 @@ async function permitsRun(
   const start = now();
   const end = start + durationMs;
   await Promise.all(
-    Array.from({ length: workers }, async () => {
+    Array.from({ length: workers }, async (_, worker) => {
+      const take = takes[worker % takes.length];
       while (now() < end) {
         let release: (() => Promise<void>) | undefined;
         try {
@@ -68,7 +73,7 @@ async function permitsRun(
         }
         holders++;
         maxHolders = Math.max(maxHolders, holders);
-        if (holders > PERMITS) overAdmitted++;
+        if (holders > limit) overAdmitted++;
         await new Promise((resolve) => setTimeout(resolve, holdMs));
         holders--;
         await release().catch(() => errors++);
@@ -77,6 +82,27 @@ async function permitsRun(
     }),
   );
   return { perSec: (cycles / (now() - start)) * 1000, overAdmitted, maxHolders, errors };
+}
+
+/** Permits of `resource` (`permits` of them) through one of our instances. */
+function ourPermits(redlock: Redlock, resource: string, permits: number): PermitLock {
+  return {
+    acquire: async () => {
+      const lock = await redlock.acquire(resource, { permits, wait: 30_000 });
+      return async () => void (await lock.release());
+    },
+  };
+}
+
+/** Permits through a redis-semaphore object made anew for each acquisition (its API: one per holder). */
+function peerPermits(make: () => { acquire(): Promise<unknown>; release(): Promise<void> }): PermitLock {
+  return {
+    acquire: async () => {
+      const semaphore = make();
+      await semaphore.acquire();
+      return () => semaphore.release();
+    },
+  };
 }
 
 /** One-way latency (ms) from instance i to node j in the skewed run: each node sees the instances in another order. */
@@ -103,8 +129,6 @@ async function skewedRun(
 ): Promise<number> {
   const proxies: TcpProxy[][] = [];
   const takers: { take: PermitLock; close(): Promise<void> }[] = [];
-  let holders = 0;
-  let over = 0;
   try {
     for (let i = 0; i < SKEW.length; i++) {
       const row = await Promise.all(ports.slice(0, 3).map((port) => startTcpProxy(port)));
@@ -117,27 +141,14 @@ async function skewedRun(
         ),
       );
     }
-    const end = now() + durationMs;
-    await Promise.all(
-      takers.flatMap(({ take }) =>
-        [0, 1].map(async () => {
-          while (now() < end) {
-            const release = await take.acquire().catch(() => undefined);
-            if (!release) continue;
-            holders++;
-            if (holders > SKEW_LIMIT) over++;
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            holders--;
-            await release().catch(() => undefined);
-          }
-        }),
-      ),
-    );
+    // Two loops per instance, each holding its permit 5 ms.
+    const takes = takers.map((taker) => taker.take);
+    const run = await permitsRun(takes, takes.length * 2, durationMs, 5, SKEW_LIMIT);
+    return run.overAdmitted;
   } finally {
     await Promise.all(takers.map((taker) => taker.close()));
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  return over;
 }
 
 /** Readers streaming on one resource; a writer takes it `writes` times meanwhile: reads/s and its waits. */
@@ -211,29 +222,17 @@ export const beyondMutex: Scenario = {
       const rw = await readersAndWriter(redlock, writer, workers, durationMs, 10);
       log(`  9 beyond the mutex · permits: ${PERMITS} · ${OURS}`);
       const permits = await permitsRun(
-        {
-          acquire: async () => {
-            const lock = await redlock.acquire('s9:pool', { permits: PERMITS, wait: 30_000 });
-            return async () => void (await lock.release());
-          },
-        },
+        [ourPermits(redlock, 's9:pool', PERMITS)],
         workers,
         durationMs,
         holdMs,
+        PERMITS,
       );
       log(`  9 beyond the mutex · skewed links, limit ${SKEW_LIMIT} · ${OURS}`);
       const skewed = await skewedRun(ports, durationMs, async (proxied) => {
         const instance = new Redlock([...proxied], { logger: false, restartGuard: false, nodeTimeout: 200 });
         await instance.connect();
-        return {
-          take: {
-            acquire: async () => {
-              const lock = await instance.acquire('s9:skew', { permits: SKEW_LIMIT, wait: 30_000 });
-              return async () => void (await lock.release());
-            },
-          },
-          close: () => instance.quit(),
-        };
+        return { take: ourPermits(instance, 's9:skew', SKEW_LIMIT), close: () => instance.quit() };
       });
       rows[OURS] = {
         overAdmittedSkewed: skewed,
@@ -260,33 +259,14 @@ export const beyondMutex: Scenario = {
           [REDLOCK_SEMAPHORE, () => new peer.RedlockSemaphore(clients, 's9:peer:quorum', PERMITS, options)],
         ] as const) {
           log(`  9 beyond the mutex · permits: ${PERMITS} · ${name}`);
-          const run = await permitsRun(
-            {
-              acquire: async () => {
-                const semaphore = make();
-                await semaphore.acquire();
-                return () => semaphore.release();
-              },
-            },
-            workers,
-            durationMs,
-            holdMs,
-          );
+          const run = await permitsRun([peerPermits(make)], workers, durationMs, holdMs, PERMITS);
           let skewed = NaN;
           if (name === REDLOCK_SEMAPHORE) {
             log(`  9 beyond the mutex · skewed links, limit ${SKEW_LIMIT} · ${name}`);
             skewed = await skewedRun(ports, durationMs, async (proxied) => {
               const own = await connectClients(proxied);
-              return {
-                take: {
-                  acquire: async () => {
-                    const semaphore = new peer.RedlockSemaphore(own, 's9:peer:skew', SKEW_LIMIT, options);
-                    await semaphore.acquire();
-                    return () => semaphore.release();
-                  },
-                },
-                close: () => closeClients(own),
-              };
+              const make = () => new peer.RedlockSemaphore(own, 's9:peer:skew', SKEW_LIMIT, options);
+              return { take: peerPermits(make), close: () => closeClients(own) };
             });
           }
           rows[name] = {
