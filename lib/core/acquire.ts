@@ -323,7 +323,7 @@ export function throwIfAborted(signal: AbortSignal | undefined, resources: reado
 }
 
 /** How long to wait for a holder whose keys expire in `holderTtl` ms; unknown ttl: the longest backoff. */
-function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
+export function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
   const jitter = plan.random() * Math.min(plan.retryDelay, 5);
   return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
 }

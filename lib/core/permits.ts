@@ -1,4 +1,4 @@
-import { AcquirePlan, AcquisitionResult, acquireWithRetries, throwIfAborted } from './acquire';
+import { AcquirePlan, AcquisitionResult, acquireWithRetries, holderDelay, throwIfAborted } from './acquire';
 import { InvalidArgumentError } from './errors';
 import { askNodes } from './fan-out';
 import { newOwnerValue } from './lock';
@@ -83,7 +83,7 @@ export async function acquirePermit(
       let delay: number;
       if (subscribed && waiter.justSubscribed) delay = 0;
       else if (subscribed && waiter.announced) delay = Math.max(waiter.quietFor, jitter);
-      else if (subscribed) delay = (holderTtl ?? plan.maxRetryDelay) + 1 + jitter;
+      else if (subscribed) delay = holderDelay(holderTtl, plan);
       else delay = backoffDelay(round, plan.retryDelay, plan.maxRetryDelay, plan.random);
       waiter.announced = false;
       await waiter.sleep(Math.min(budget, delay), signal, subscribed);
