@@ -93,9 +93,8 @@ export class Redlock implements LockOwner {
       clock,
       (held) => this.extend(held),
       (lost, error) => {
-        this.stats.locksLost++;
         this.options.logger?.warn(messages.workUnprotected(error.message));
-        if (this.events.has('lost')) this.events.emit('lost', { resources: lost.resources, error });
+        this.countLost(lost, error);
       },
     );
     this.defaultSettings = resolveCallOptions(undefined, this.options);
@@ -114,9 +113,7 @@ export class Redlock implements LockOwner {
       extend: (lock, ttl) => this.extend(lock, ttl),
       release: (lock) => this.release(lock),
       lostDuringWork: (lock, error) => {
-        if (!lock.markLost(error)) return;
-        this.stats.locksLost++;
-        if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
+        if (lock.markLost(error)) this.countLost(lock, error);
       },
       logger: this.options.logger,
     };
@@ -369,6 +366,12 @@ export class Redlock implements LockOwner {
       const problem = node.refuseKeys?.(keys);
       if (problem) throw new InvalidArgumentError(problem);
     }
+  }
+
+  /** A held lock was declared lost: counted in `stats` and announced (`lost`). */
+  private countLost(lock: Lock, error: LockLostError): void {
+    this.stats.locksLost++;
+    if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
   }
 
   private throwIfClosed(operation: string, resources: readonly string[]): void {
