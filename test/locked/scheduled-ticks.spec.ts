@@ -43,32 +43,59 @@ process.on('exit', () => {
 
 describe('scheduled ticks across 3 instances in separate processes (3 real nodes)', () => {
   const progress = reportProgress('scheduled ticks');
-  let nodes: RedisNodes;
   let build: TreeBuild;
+  const started: RedisNodes[] = [];
   jest.setTimeout(60_000);
 
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
+  beforeAll(() => {
     build = transpileTree(path.join(__dirname, 'ticks', 'tick-app.ts'), 'ticks', true);
-  });
-  afterEach(async () => {
-    await nodes.flushAll();
+    startAll();
   });
   afterAll(async () => {
+    await Promise.allSettled(scenarios.values());
     build?.dispose();
-    await nodes?.stop();
+    await Promise.all(started.map((nodes) => nodes.stop()));
   });
 
-  async function observe(
+  /**
+   * Each scenario watches 12 s of real ticks; they run side by side, each on 3 nodes of its own (no shared
+   * keys), all started before the first test so the file takes one watch instead of five.
+   */
+  const scenarios = new Map<string, Promise<Observation>>();
+  function scenario(
     job: 'cron' | 'interval',
     bodyMs: number,
     oncePerTick: boolean,
     skews: readonly number[] = SKEWS,
   ): Promise<Observation> {
-    progress.phase(
-      `${job === 'cron' ? '@Cron' : '@Interval'}, ${bodyMs} ms body, oncePerTick ${oncePerTick}, ` +
-        `timers late by ${skews.join('/')} ms`,
-    );
+    const name = `${job}/${bodyMs}/${oncePerTick}/${skews.join(',')}`;
+    if (!scenarios.has(name)) {
+      const observation = startRedisNodes(3).then((nodes) => {
+        started.push(nodes);
+        return observe(nodes, job, bodyMs, oncePerTick, skews);
+      });
+      observation.catch(() => undefined); // awaited by its test; not an unhandled rejection meanwhile
+      scenarios.set(name, observation);
+    }
+    return scenarios.get(name)!;
+  }
+  /** Every scenario of this file, started at once. */
+  function startAll(): void {
+    progress.phase('5 scenarios side by side (@Cron and @Interval, 12 s of ticks each)');
+    scenario('cron', 0, true, SKEWS_TO_BOUND);
+    scenario('cron', 0, true, [0, 0, 0]);
+    scenario('cron', 0, false, SKEWS_TO_BOUND);
+    scenario('cron', 1_500, true);
+    scenario('interval', 0, true);
+  }
+
+  async function observe(
+    nodes: RedisNodes,
+    job: 'cron' | 'interval',
+    bodyMs: number,
+    oncePerTick: boolean,
+    skews: readonly number[] = SKEWS,
+  ): Promise<Observation> {
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ticks-')), 'runs.jsonl');
     fs.writeFileSync(log, '');
     const started = skews.map((skew, instance) => {
@@ -153,7 +180,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
   }
 
   it('@Cron every second, instant body, timers up to 700 ms late: every tick runs exactly once', async () => {
-    const observation = await observe('cron', 0, true, SKEWS_TO_BOUND);
+    const observation = await scenario('cron', 0, true, SKEWS_TO_BOUND);
     const counts = [...runsPerTick(observation).values()];
     report('cron, instant body, skews 0/100/250/700 ms', counts);
     expect(counts.length).toBeGreaterThanOrEqual(10);
@@ -163,7 +190,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
   });
 
   it('@Cron every second, instant body, three timers firing together: no tick lost to a split vote', async () => {
-    const observation = await observe('cron', 0, true, [0, 0, 0]);
+    const observation = await scenario('cron', 0, true, [0, 0, 0]);
     const counts = [...runsPerTick(observation).values()];
     report('cron, instant body, no skew', counts);
     expect(counts.length).toBeGreaterThanOrEqual(10);
@@ -172,14 +199,14 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
   });
 
   it('negative control: releasing when the body returns (oncePerTick: false) runs ticks more than once', async () => {
-    const counts = [...runsPerTick(await observe('cron', 0, false, SKEWS_TO_BOUND)).values()];
+    const counts = [...runsPerTick(await scenario('cron', 0, false, SKEWS_TO_BOUND)).values()];
     report('negative control (oncePerTick: false)', counts);
     expect(counts.length).toBeGreaterThanOrEqual(10);
     expect(counts.filter((count) => count > 1).length).toBeGreaterThan(counts.length / 2);
   });
 
   it('@Cron every second, body of 1.5 s: never concurrent, each tick at most once, skipped only while running', async () => {
-    const observation = await observe('cron', 1_500, true);
+    const observation = await scenario('cron', 1_500, true);
     const perTick = runsPerTick(observation);
     report('cron, 1.5 s body', [...perTick.values()]);
     expect([...perTick.values()].every((count) => count <= 1)).toBe(true);
@@ -194,7 +221,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
   });
 
   it('@Interval(1000), instant body: one run per period across the instances, none missed', async () => {
-    const { runs, attempts, from, to } = await observe('interval', 0, true);
+    const { runs, attempts, from, to } = await scenario('interval', 0, true);
     for (const fired of attempts) expect(fired).toBeGreaterThanOrEqual(10);
     const counted = runs
       .filter((run) => run.start >= from && run.start <= to)
