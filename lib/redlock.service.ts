@@ -103,7 +103,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * aborts, campaigning stops, and the lease is released once `work` settles (within `shutdownTimeout`).
    */
   lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T> {
-    return this.redlock.lead(name, work, options, async (termOptions, termWork) => {
+    return this.redlock.sections.lead(name, work, options, async (termOptions, termWork) => {
       const outcome = await this.sections.run(
         [name],
         termOptions,

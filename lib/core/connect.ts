@@ -1,6 +1,26 @@
 import type { LockNode, ReadyState } from './lock-node';
-import { sameServer } from './messages';
+import { portableGuard, sameServer } from './messages';
 import { callNode } from './node-contract';
+import type { ResolvedOptions } from './options';
+
+/**
+ * `Redlock.connect()`: connects the nodes, then warns of two entries that reach one server and — once per
+ * instance (`noticed` says whether it did already) — of nodes whose restart guard runs in its portable mode.
+ * Resolves the states and whether the portable mode has been noticed now.
+ */
+export async function connectInstance(
+  nodes: readonly LockNode[],
+  options: ResolvedOptions,
+  timeout: number,
+  noticed: boolean,
+): Promise<{ states: ReadyState[]; noticed: boolean }> {
+  const states = await connectNodes(nodes, timeout);
+  for (const warning of sameServerWarnings(nodes)) options.logger?.warn(warning);
+  const portable = states.filter((state) => state.guardMode === 'data-age').map((state) => state.node);
+  if (portable.length === 0 || options.restartGuard === false || noticed) return { states, noticed };
+  options.logger?.warn(portableGuard(portable));
+  return { states, noticed: true };
+}
 
 /**
  * Waits until every node is connected (at most `timeout` ms), starting lazy clients; resolves each node's
@@ -33,4 +53,16 @@ export function sameServerWarnings(nodes: readonly LockNode[]): string[] {
     else warnings.push(sameServer(earlier, nodes[earlier].name, index, node.name));
   });
   return warnings;
+}
+
+/**
+ * Closes what the nodes opened (`LockNode.close`, each given `timeout` ms to close politely); never rejects —
+ * a node that fails to close is left to its client.
+ */
+export async function closeNodes(nodes: readonly LockNode[], timeout: number): Promise<void> {
+  await Promise.all(
+    nodes.map(
+      (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
+    ),
+  );
 }

@@ -5,7 +5,28 @@ import * as messages from './messages';
 import { EXTENDED, NOT_OWNER } from './messages';
 import type { LockNode } from './lock-node';
 import { checkedFlag } from './node-contract';
+import { validateTtl } from './options';
 import { validUntil } from './validity';
+
+/**
+ * `Redlock.extend()` once the lock is known to be the instance's own: validates `ttl` (default: the lock's
+ * own), refuses a lock already released or expired, renews it on a quorum and announces `extended`.
+ */
+export async function extendLock(group: NodeGroup, lock: Lock, ttl: number = lock.ttl): Promise<Lock> {
+  validateTtl(ttl, 'ttl');
+  if (lock.isReleased) throw new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
+  if (lock.remainingTime <= 0) {
+    throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
+  }
+  const { clock, events } = group;
+  const started = clock.now();
+  await extendOnQuorum(group, lock, ttl);
+  if (events.has('extended')) {
+    const elapsed = clock.now() - started;
+    events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime, elapsed });
+  }
+  return lock;
+}
 
 /**
  * Renews `lock` to `ttl` ms on a quorum (owner-checked on each node). The new validity is counted from

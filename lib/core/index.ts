@@ -2,10 +2,12 @@
  * The algorithm, on its own: imports neither `@nestjs/*` nor `ioredis` (test/architecture.spec.ts checks).
  * It reaches nodes only through the `LockNode` port and time only through `Clock`.
  */
-export { Redlock } from './redlock';
+export { RedlockCore } from './redlock';
 export type { RedlockStats } from './redlock';
 /** @internal */
 export type { RedlockInternals } from './redlock';
+/** @internal */
+export type { SectionPort } from './section-port';
 export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type { LockNode, AcquireReply, AcquireRequest, ReadyState, ReleaseListener } from './lock-node';

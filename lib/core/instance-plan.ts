@@ -1,10 +1,20 @@
 import type { AcquirePlan } from './acquire';
-import type { Clock } from './clock';
+import { Clock, systemClock } from './clock';
+import { InvalidArgumentError, type LockLostError } from './errors';
 import type { RedlockEvents } from './events';
 import { quorumOf } from './fan-out';
 import type { KeyPlan } from './grant';
+import { runLeadership } from './leadership';
+import { LocalQueues } from './local-queue';
+import type { Lock, LockOwner } from './lock';
 import type { LockNode } from './lock-node';
-import type { ResolvedOptions } from './options';
+import { LockingContext, lockResources } from './lock-resources';
+import { describe, workUnprotected } from './messages';
+import { ResolvedOptions, USING_OPTION_KEYS, resolveCallOptions } from './options';
+import { Releases } from './releases';
+import { Renewals } from './renewals';
+import { LockHost, runUnderLock } from './run-under-lock';
+import type { SectionPort } from './section-port';
 
 /** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
@@ -72,3 +82,86 @@ export function keyPlanOf(options: ResolvedOptions, internals: RedlockInternals)
 
 /** The shortest writer intent, in ms: a few rounds of announcements and retries. */
 const MIN_INTENT_TTL = 200;
+
+/** @internal What an instance's parts need of the instance itself: its owner-checked operations, its counters. */
+export interface InstanceSelf extends LockOwner {
+  keepAlive(lock: Lock): () => void;
+  readonly nodes: readonly LockNode[];
+  readonly options: ResolvedOptions;
+  readonly stats: RedlockStats;
+}
+
+/** @internal The parts one instance is made of, each a room of its own (docs/DESIGN.md §0), built once. */
+export interface InstanceParts {
+  readonly plan: AcquirePlan;
+  readonly locking: LockingContext;
+  readonly host: LockHost;
+  readonly renewals: Renewals;
+  readonly releases: Releases;
+  readonly sections: SectionPort;
+}
+
+/**
+ * @internal Builds an instance's parts: renewals and work under a lock call back into the instance's own (owner-checked)
+ * `extend`/`release`; a lock declared lost — by a failed renewal or by validity running out during the work —
+ * is counted in `stats` and announced (`lost`) in one place.
+ */
+export function instanceParts(
+  self: InstanceSelf,
+  events: RedlockEvents,
+  lifetime: AbortSignal,
+  internals: RedlockInternals,
+): InstanceParts {
+  const { nodes, options, stats } = self;
+  const clock = internals.clock ?? systemClock;
+  const plan = acquirePlanOf(nodes, options, events, clock, internals);
+  const countLost = (lock: Lock, error: LockLostError) => {
+    stats.locksLost++;
+    if (events.has('lost')) events.emit('lost', { resources: lock.resources, error });
+  };
+  const releases = new Releases(plan);
+  const renewals = new Renewals(
+    clock,
+    (held) => self.extend(held),
+    (lost, error) => {
+      options.logger?.warn(workUnprotected(error.message));
+      countLost(lost, error);
+    },
+  );
+  const locking: LockingContext = Object.freeze({
+    plan,
+    keyPlan: keyPlanOf(options, internals),
+    waiting: new LocalQueues(clock),
+    lifetime,
+    events,
+    stats,
+    issuer: self,
+  });
+  const host: LockHost = Object.freeze({
+    keepAlive: (lock: Lock) => self.keepAlive(lock),
+    extend: (lock: Lock, ttl?: number) => self.extend(lock, ttl),
+    release: (lock: Lock) => self.release(lock),
+    lostDuringWork: (lock: Lock, error: LockLostError) => {
+      if (lock.markLost(error)) countLost(lock, error);
+    },
+    logger: options.logger,
+  });
+  const sections: SectionPort = Object.freeze<SectionPort>({
+    settingsFor: (callOptions) => resolveCallOptions(callOptions, options, USING_OPTION_KEYS),
+    lock: (resources, settings, retrySplitsOnly) =>
+      lockResources(locking, resources, settings, true, retrySplitsOnly) as Promise<Lock>,
+    runUnderLock: (lock, settings, work, keepFor) => runUnderLock(host, lock, settings, work, keepFor),
+    onReleased: (listener) => releases.onReleased(listener),
+    release: (lock) => self.release(lock),
+    lead: (name, work, leadOptions, runTerm) => runLeadership(runTerm, events, name, work, leadOptions),
+  });
+  return Object.freeze({ plan, locking, host, renewals, releases, sections });
+}
+
+/** @internal The nodes an instance was given, checked (a non-empty array) and frozen in their order. */
+export function nodesOf(nodes: readonly LockNode[]): readonly LockNode[] {
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new InvalidArgumentError(`nodes must be a non-empty array of LockNodes, got ${describe(nodes)}.`);
+  }
+  return Object.freeze([...nodes]);
+}

@@ -1,6 +1,6 @@
 import { acquireWithRetries, failureOf } from './acquire';
 import type { AcquirePlan } from './acquire';
-import { InvalidArgumentError, QuorumUnavailableError } from './errors';
+import { InvalidArgumentError, QuorumUnavailableError, RedlockClosedError } from './errors';
 import type { RedlockEvents } from './events';
 import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
 import { Lock, LockOwner } from './lock';
@@ -22,14 +22,13 @@ export interface LockingContext {
   readonly stats: { wokenByRelease: number; wokenByTimer: number };
   /** The instance the locks belong to (their extend and release go there). */
   readonly issuer: LockOwner;
-  /** Refuses keys a node cannot hold together (a Redis Cluster, several slots), before any traffic. */
-  refuseKeys(keys: readonly string[]): void;
 }
 
 /**
  * @internal Acquires already normalised resources with resolved settings — a lock, a permit of a semaphore (§14) or a
  * read lock (§15): the lock, or — when busy and `throwOnBusy` is false — null; with `retrySplitsOnly`, a lock
- * held by another owner is not waited for. What `acquire`, `tryAcquire`, `using` and the Nest layer run.
+ * held by another owner is not waited for. What `acquire`, `tryAcquire`, `using` and the Nest layer run; refused
+ * once the instance quit.
  */
 export async function lockResources(
   context: LockingContext,
@@ -38,13 +37,14 @@ export async function lockResources(
   throwOnBusy: boolean,
   retrySplitsOnly: boolean,
 ): Promise<Lock | null> {
+  if (context.lifetime.aborted) throw new RedlockClosedError('acquire', resources);
   const { plan, stats, events } = context;
   const { permits } = settings;
   if (permits !== undefined && resources.length !== 1) {
     throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
   }
   const request = requestFor(context.keyPlan, resources, settings);
-  if (request.keys.length > 1) context.refuseKeys(request.keys);
+  if (request.keys.length > 1) refuseKeys(plan, request.keys);
   const began = plan.clock.now();
   // Stops on the caller's signal or on quit(), whichever comes first.
   const stop = eitherSignal(settings.signal, context.lifetime);
@@ -83,4 +83,12 @@ export async function lockResources(
   const failure = fail() as QuorumUnavailableError;
   announceOutcome(events, failed, resources, settings, elapsed, failure.retryAfter);
   throw failure;
+}
+
+/** A node that cannot hold these keys together (a Redis Cluster, keys in several slots) refuses up front. */
+function refuseKeys(plan: AcquirePlan, keys: readonly string[]): void {
+  for (const node of plan.nodes) {
+    const problem = node.refuseKeys?.(keys);
+    if (problem) throw new InvalidArgumentError(problem);
+  }
 }

@@ -1,20 +1,16 @@
 import { setMaxListeners } from 'node:events';
-import type { AcquirePlan } from './acquire';
-import { systemClock } from './clock';
-import { connectNodes, sameServerWarnings } from './connect';
+import { closeNodes, connectInstance } from './connect';
 import { validateDuration } from './durations';
-import { InvalidArgumentError, LockLostError, RedlockClosedError } from './errors';
+import { InvalidArgumentError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
-import { extendOnQuorum } from './extend';
+import { extendLock } from './extend';
 import { HealthReport, probeNodes } from './health';
-import { RedlockInternals, RedlockStats, acquirePlanOf, keyPlanOf } from './instance-plan';
-import { LeadOptions, TermRunner, runLeadership } from './leadership';
-import { LocalQueues } from './local-queue';
-import { Lock, LockOwner, ReleaseOutcome, ReleaseResult } from './lock';
+import { InstanceParts, RedlockInternals, RedlockStats, instanceParts, nodesOf } from './instance-plan';
+import { LeadOptions, runLeadership } from './leadership';
+import { Lock, LockOwner, ReleaseResult } from './lock';
 import type { LockNode, ReadyState } from './lock-node';
-import { LockingContext, lockResources } from './lock-resources';
+import { lockResources } from './lock-resources';
 import * as messages from './messages';
-import { callNode } from './node-contract';
 import {
   ACQUIRE_OPTION_KEYS,
   AcquireOptions,
@@ -27,12 +23,10 @@ import {
   resolveCallOptions,
   resolveOptions,
   usingArguments,
-  validateTtl,
 } from './options';
-import { releaseOnQuorum } from './release';
-import { Renewals } from './renewals';
 import { normalizeResources } from './resources';
-import { LockHost, runUnderLock } from './run-under-lock';
+import { runUnderLock } from './run-under-lock';
+import type { SectionPort } from './section-port';
 
 export type { RedlockStats } from './instance-plan';
 /** @internal */
@@ -40,11 +34,11 @@ export type { RedlockInternals } from './instance-plan';
 
 /**
  * The Redlock algorithm over N independent nodes (docs/DESIGN.md): acquire on a majority within the ttl,
- * hand out only locks with validity left, release everywhere, never touch another owner's keys. This class
- * takes {@link LockNode}s; the `Redlock` of the package's entry point also takes Redis connection strings,
- * options and clients.
+ * hand out only locks with validity left, release everywhere, never touch another owner's keys. A facade:
+ * each operation is a room of its own (§0). This class takes {@link LockNode}s; the package's `Redlock`
+ * extends it and also takes Redis connection strings, options and clients.
  */
-export class Redlock implements LockOwner {
+export class RedlockCore implements LockOwner {
   /** The nodes, in the order given. */
   readonly nodes: readonly LockNode[];
   /** How many nodes must agree: `floor(N / 2) + 1`. */
@@ -53,23 +47,15 @@ export class Redlock implements LockOwner {
   readonly options: ResolvedOptions;
   /** Counters: how waiters woke, how many locks were lost. */
   readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
-  private readonly plan: AcquirePlan;
+  /** @internal The Nest layer's locked sections drive this instance through this port only. */
+  readonly sections: SectionPort;
+  private readonly parts: InstanceParts;
   private readonly events = new RedlockEvents();
   /** The settings of a call without options (validated once). */
   private readonly defaultSettings: CallSettings;
-  /** What every acquisition of this instance works with (`lock-resources.ts`). */
-  private readonly locking: LockingContext;
-  /** What running work under a lock needs of this instance (`run-under-lock.ts`). */
-  private readonly host: LockHost;
   private portableNoticed = false;
-  /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop. */
-  private readonly lifetime = lifetimeController();
-  /** Every auto-extended lock of this instance: one renewal timer and one deadline timer for all. */
-  private readonly renewals: Renewals;
-  /** Releases that resolved at quorum and still wait for their last nodes; quit() lets them finish. */
-  private readonly settling = new Set<Promise<unknown>>();
-  /** Told of each lock whose release resolved (see `onReleased`). */
-  private readonly releaseListeners = new Set<(lock: Lock) => void>();
+  /** Aborted by quit(): new calls fail at once, and waiting acquisitions stop (no listener limit: not a leak). */
+  private readonly lifetime = new AbortController();
 
   /**
    * @param nodes one {@link LockNode} per independent server.
@@ -80,52 +66,21 @@ export class Redlock implements LockOwner {
   constructor(nodes: readonly LockNode[], options: RedlockOptions | undefined, internals: RedlockInternals);
   constructor(nodes: readonly LockNode[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
     this.options = resolveOptions(options);
-    if (!Array.isArray(nodes) || nodes.length === 0) {
-      throw new InvalidArgumentError(
-        `nodes must be a non-empty array of LockNodes, got ${messages.describe(nodes)}.`,
-      );
-    }
-    this.nodes = Object.freeze([...nodes]);
-    const clock = internals.clock ?? systemClock;
-    this.plan = acquirePlanOf(this.nodes, this.options, this.events, clock, internals);
-    this.quorum = this.plan.quorum;
-    this.renewals = new Renewals(
-      clock,
-      (held) => this.extend(held),
-      (lost, error) => {
-        this.options.logger?.warn(messages.workUnprotected(error.message));
-        this.countLost(lost, error);
-      },
-    );
+    this.nodes = nodesOf(nodes);
+    setMaxListeners(0, this.lifetime.signal);
+    this.parts = instanceParts(this, this.events, this.lifetime.signal, internals);
+    this.sections = this.parts.sections;
+    this.quorum = this.parts.plan.quorum;
     this.defaultSettings = resolveCallOptions(undefined, this.options);
-    this.locking = Object.freeze({
-      plan: this.plan,
-      keyPlan: keyPlanOf(this.options, internals),
-      waiting: new LocalQueues(clock),
-      lifetime: this.lifetime.signal,
-      events: this.events,
-      stats: this.stats,
-      issuer: this,
-      refuseKeys: (keys: readonly string[]) => this.refuseKeys(keys),
-    });
-    this.host = {
-      keepAlive: (lock) => this.keepAlive(lock),
-      extend: (lock, ttl) => this.extend(lock, ttl),
-      release: (lock) => this.release(lock),
-      lostDuringWork: (lock, error) => {
-        if (lock.markLost(error)) this.countLost(lock, error);
-      },
-      logger: this.options.logger,
-    };
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
   }
 
   /**
-   * Subscribes to an event (`acquired`, `released`, `extended`, `lost`, `busy`, `node-error`) for metrics
-   * and tracing; returns the function that unsubscribes. Listeners run synchronously and must be quick; an
-   * exception in a listener is ignored.
+   * Subscribes to an event (`acquired`, `released`, `extended`, `lost`, `busy`, `node-error`, `elected`,
+   * `deposed`) for metrics and tracing; returns the function that unsubscribes. Listeners run synchronously
+   * and must be quick; an exception in a listener is ignored.
    */
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
     checkSubscription(event, listener, true);
@@ -145,8 +100,10 @@ export class Redlock implements LockOwner {
    */
   async acquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock> {
     const settings =
-      options === undefined ? this.defaultSettings : this.settingsFor(options, ACQUIRE_OPTION_KEYS);
-    return (await this.lockResources(normalizeResources(resources), settings, true)) as Lock;
+      options === undefined
+        ? this.defaultSettings
+        : resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
+    return this.lock(resources, settings);
   }
 
   /**
@@ -154,14 +111,20 @@ export class Redlock implements LockOwner {
    * `QuorumUnavailableError` when too few nodes answered.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const settings = this.settingsFor(options, ACQUIRE_OPTION_KEYS);
-    return this.lockResources(normalizeResources(resources), { ...settings, wait: 0 }, false);
+    const settings = resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
+    return lockResources(
+      this.parts.locking,
+      normalizeResources(resources),
+      { ...settings, wait: 0 },
+      false,
+      false,
+    );
   }
 
   /**
    * Runs `fn` while holding the lock and always releases it afterwards. The lock is renewed while `fn`
    * runs (`autoExtend`); if it is lost, `lock.signal` aborts and — once `fn` finishes — `using()` rejects
-   * with {@link LockLostError} (or only warns, with `onLockLost: 'warn'`). An error thrown by `fn` is passed
+   * with `LockLostError` (or only warns, with `onLockLost: 'warn'`). An error thrown by `fn` is passed
    * through unchanged, and a failed release never hides `fn`'s result or error.
    */
   using<T>(resources: string | readonly string[], fn: (lock: Lock) => Promise<T>): Promise<T>;
@@ -176,9 +139,9 @@ export class Redlock implements LockOwner {
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    const settings = this.settingsFor(options, USING_OPTION_KEYS);
-    const lock = (await this.lockResources(normalizeResources(resources), settings, true)) as Lock;
-    return this.runUnderLock(lock, settings, () => fn(lock));
+    const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
+    const lock = await this.lock(resources, settings);
+    return runUnderLock(this.parts.host, lock, settings, () => fn(lock));
   }
 
   /**
@@ -188,91 +151,35 @@ export class Redlock implements LockOwner {
    * acting as leader then; once it settles, this instance campaigns again and runs `work` again under a new
    * lease with a larger `fencingToken` (unless `recampaign: false`). Emits `elected` and `deposed`.
    */
-  lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T>;
-  /** @internal With the term runner of the Nest layer (its locked sections: shutdown draining). */
-  lead<T>(
-    name: string,
-    work: (lease: Lock) => Promise<T>,
-    options: LeadOptions | undefined,
-    runTerm: TermRunner,
-  ): Promise<T>;
-  lead<T>(
-    name: string,
-    work: (lease: Lock) => Promise<T>,
-    options?: LeadOptions,
-    runTerm: TermRunner = (termOptions, termWork) => this.using(name, termOptions, termWork),
-  ): Promise<T> {
-    return runLeadership(runTerm, this.events, name, work, options);
-  }
-
-  /**
-   * @internal The effective settings of one call: its options validated against `known` and completed with
-   * the instance's. For the Nest layer, which validates once and locks resources it already normalised.
-   */
-  settingsFor(options: UsingOptions | undefined, known: ReadonlySet<string>): CallSettings {
-    return resolveCallOptions(options, this.options, known);
-  }
-
-  /**
-   * @internal Acquires already normalised resources with resolved settings: the lock, or — when busy and
-   * `throwOnBusy` is false — null; with `retrySplitsOnly`, a lock held by another owner is not waited for.
-   * What `acquire`, `tryAcquire`, `using` and the Nest layer run.
-   */
-  async lockResources(
-    resources: string[],
-    settings: CallSettings,
-    throwOnBusy: boolean,
-    retrySplitsOnly = false,
-  ): Promise<Lock | null> {
-    this.throwIfClosed('acquire', resources);
-    return lockResources(this.locking, resources, settings, throwOnBusy, retrySplitsOnly);
-  }
-
-  /**
-   * @internal Runs `work` while `lock` is held: renews it (per `settings.autoExtend`), then releases it (or,
-   * with `keepFor`, keeps it). The loss policy and pass-through rules are those of {@link using}
-   * (`run-under-lock.ts`). Used by `using()` and the Nest layer.
-   */
-  runUnderLock<T>(
-    lock: Lock,
-    settings: Pick<CallSettings, 'autoExtend' | 'onLockLost'>,
-    work: () => Promise<T>,
-    keepFor?: () => number,
-  ): Promise<T> {
-    return runUnderLock(this.host, lock, settings, work, keepFor);
+  lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T> {
+    return runLeadership(
+      (term, termWork) => this.using(name, term, termWork),
+      this.events,
+      name,
+      work,
+      options,
+    );
   }
 
   /**
    * Renews `lock` in the background until the returned function is called (see `using()`); when renewal
-   * fails, the lock's `signal` aborts with a {@link LockLostError}.
+   * fails, the lock's `signal` aborts with a `LockLostError`.
    */
   keepAlive(lock: Lock): () => void {
     this.checkOwnLock(lock, 'keepAlive');
-    return this.renewals.add(lock);
+    return this.parts.renewals.add(lock);
   }
 
   /**
    * Extends the lock to `ttl` ms (default: its original ttl) counted from this call. Needs a quorum of nodes
-   * that still hold it. Throws {@link LockLostError} when the lock has expired, was released, or is no
-   * longer held by a quorum; `QuorumUnavailableError` when too few nodes answered (the lock is then
-   * unchanged and valid until its old deadline).
+   * that still hold it. Throws `LockLostError` when the lock has expired, was released, or is no longer held
+   * by a quorum; `QuorumUnavailableError` when too few nodes answered (the lock is then unchanged and valid
+   * until its old deadline).
    */
   async extend(lock: Lock, ttl?: number): Promise<Lock> {
     this.checkOwnLock(lock, 'extend');
-    this.throwIfClosed('extend', lock.resources);
-    const newTtl = ttl ?? lock.ttl;
-    validateTtl(newTtl, 'ttl');
-    if (lock.isReleased) throw new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
-    if (lock.remainingTime <= 0) {
-      throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
-    }
-    const started = this.plan.clock.now();
-    await extendOnQuorum(this.plan, lock, newTtl);
-    if (this.events.has('extended')) {
-      const elapsed = this.plan.clock.now() - started;
-      this.events.emit('extended', { resources: lock.resources, remainingTime: lock.remainingTime, elapsed });
-    }
-    return lock;
+    if (this.lifetime.signal.aborted) throw new RedlockClosedError('extend', lock.resources);
+    return extendLock(this.parts.plan, lock, ttl);
   }
 
   /**
@@ -283,38 +190,7 @@ export class Redlock implements LockOwner {
    */
   async release(lock: Lock): Promise<ReleaseResult> {
     this.checkOwnLock(lock, 'release');
-    if (!lock.markReleased()) return NOTHING_RELEASED;
-    const started = this.plan.clock.now();
-    let result: ReleaseResult;
-    try {
-      result = await releaseOnQuorum(this.plan, lock.keys, lock.value, lock.readerKeys);
-    } finally {
-      for (const listener of this.releaseListeners) listener(lock);
-    }
-    const { settled } = result;
-    this.settling.add(settled);
-    void settled.then(() => this.settling.delete(settled));
-    if (this.events.has('released')) {
-      const now = this.plan.clock.now();
-      const { resources } = lock;
-      const heldFor = started - lock.grantedAt;
-      this.events.emit('released', {
-        resources,
-        releasedOn: result.releasedOn,
-        heldFor,
-        elapsed: now - started,
-      });
-    }
-    return result;
-  }
-
-  /**
-   * @internal Calls `listener` with each lock of this instance once its release resolved, whichever way it
-   * was released (`release()`, `lock.release()`, `await using`); returns the function that stops it.
-   */
-  onReleased(listener: (lock: Lock) => void): () => void {
-    this.releaseListeners.add(listener);
-    return () => this.releaseListeners.delete(listener);
+    return this.parts.releases.release(lock);
   }
 
   /**
@@ -323,14 +199,9 @@ export class Redlock implements LockOwner {
    */
   async connect(timeout = 5_000): Promise<ReadyState[]> {
     validateDuration(timeout, 'connect() timeout', 1);
-    const states = await connectNodes(this.nodes, timeout);
-    for (const warning of sameServerWarnings(this.nodes)) this.options.logger?.warn(warning);
-    const portable = states.filter((state) => state.guardMode === 'data-age').map((state) => state.node);
-    if (portable.length > 0 && this.options.restartGuard !== false && !this.portableNoticed) {
-      this.portableNoticed = true;
-      this.options.logger?.warn(messages.portableGuard(portable));
-    }
-    return states;
+    const connected = await connectInstance(this.nodes, this.options, timeout, this.portableNoticed);
+    this.portableNoticed = connected.noticed;
+    return connected.states;
   }
 
   /**
@@ -340,42 +211,30 @@ export class Redlock implements LockOwner {
   async probe(timeout = 1_000): Promise<HealthReport> {
     validateDuration(timeout, 'probe() timeout', 1);
     const window = guardWindowOf(this.options, this.options.ttl);
-    return probeNodes(this.nodes, this.quorum, this.plan.clock, timeout, window);
+    return probeNodes(this.nodes, this.quorum, this.parts.plan.clock, timeout, window);
   }
 
   /**
    * Closes what the nodes opened for this instance: the clients it created, politely (QUIT) where a node
    * answers within `timeout` ms and by disconnecting otherwise, and the subscriber connections of waiters.
-   * Clients passed in ready-made are left open.
+   * Clients passed in ready-made are left open. Releases that resolved at quorum finish on their last nodes first.
    */
   async quit(timeout = 1_000): Promise<void> {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
-    // Releases that resolved at quorum finish on the last nodes first (each within the node timeout).
-    if (this.settling.size > 0) await Promise.all(this.settling);
-    await Promise.all(
-      this.nodes.map(
-        (node) => node.close && callNode(node, 'close', () => node.close!(timeout)).catch(() => undefined),
-      ),
-    );
+    await this.parts.releases.settle();
+    await closeNodes(this.nodes, timeout);
   }
 
-  /** A node that cannot hold these keys together (a Redis Cluster, keys in several slots) refuses up front. */
-  private refuseKeys(keys: readonly string[]): void {
-    for (const node of this.nodes) {
-      const problem = node.refuseKeys?.(keys);
-      if (problem) throw new InvalidArgumentError(problem);
-    }
-  }
-
-  /** A held lock was declared lost: counted in `stats` and announced (`lost`). */
-  private countLost(lock: Lock, error: LockLostError): void {
-    this.stats.locksLost++;
-    if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
-  }
-
-  private throwIfClosed(operation: string, resources: readonly string[]): void {
-    if (this.lifetime.signal.aborted) throw new RedlockClosedError(operation, resources);
+  /** Acquires `resources` (a string or a list, normalised here) with resolved settings, throwing when busy. */
+  private lock(resources: string | readonly string[], settings: CallSettings): Promise<Lock> {
+    return lockResources(
+      this.parts.locking,
+      normalizeResources(resources),
+      settings,
+      true,
+      false,
+    ) as Promise<Lock>;
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
@@ -383,16 +242,3 @@ export class Redlock implements LockOwner {
     if (lock.issuer !== this) throw new InvalidArgumentError(messages.foreignLock(operation, lock.resources));
   }
 }
-
-/**
- * The instance's own signal: every acquisition that waits listens to it until it ends, so more than Node's
- * default of 10 at once is normal, not a leak (the listeners are removed as each call ends).
- */
-function lifetimeController(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  return controller;
-}
-
-const NOTHING: ReleaseOutcome = Object.freeze({ releasedOn: 0, votes: Object.freeze([]) });
-const NOTHING_RELEASED: ReleaseResult = Object.freeze({ ...NOTHING, settled: Promise.resolve(NOTHING) });

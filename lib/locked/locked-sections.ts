@@ -4,13 +4,12 @@ import {
   LockBusyError,
   QuorumUnavailableError,
   ShutdownError,
-  USING_OPTION_KEYS,
   UsingOptions,
   formatResources,
   normalizeResources,
   withTimeout,
 } from '../core';
-import type { Redlock, RedlockLogger } from '../core';
+import type { RedlockCore, RedlockLogger, SectionPort } from '../core';
 import * as messages from './locked.messages';
 import { currentLock, heldInChain, runInChain } from './call-chain';
 import { HeldLocks } from './held-locks';
@@ -37,18 +36,21 @@ export interface ScheduledRun {
 export class LockedSections {
   private readonly held = new HeldLocks();
   private closed = false;
+  /** The core instance, through its one entry point for locked sections. */
+  private readonly core: SectionPort;
 
   /**
    * @param redlock the application's core instance.
    * @param log where skipped sections and shutdown are reported (`undefined`: nowhere).
    */
   constructor(
-    private readonly redlock: Redlock,
+    redlock: RedlockCore,
     private readonly log: RedlockLogger | undefined,
   ) {
+    this.core = redlock.sections;
     // However a held lock is released (the service, `lock.release()`, `await using`), shutdown stops waiting
     // for it once its release resolved.
-    this.redlock.onReleased((lock) => this.held.delete(lock));
+    this.core.onReleased((lock) => this.held.delete(lock));
   }
 
   /**
@@ -74,16 +76,11 @@ export class LockedSections {
     if (missing.length === 0)
       return { ran: true, value: await runInChain(this, holder!, () => work(holder!)) };
     this.refuseWhenClosed(missing);
-    const settings = this.redlock.settingsFor(options, USING_OPTION_KEYS);
+    const settings = this.core.settingsFor(options);
     let lock: Lock;
     try {
       // A tick held by another instance is being run there: only split votes are retried.
-      lock = (await this.redlock.lockResources(
-        missing,
-        settings,
-        true,
-        scheduled?.oncePerTick === true,
-      )) as Lock;
+      lock = await this.core.lock(missing, settings, scheduled?.oncePerTick === true);
     } catch (error) {
       if (onBusy === 'skip' && error instanceof LockBusyError) {
         this.log?.debug?.(messages.skipped(where, missing));
@@ -107,7 +104,7 @@ export class LockedSections {
         : undefined;
     this.held.add(lock);
     try {
-      const value = await this.redlock.runUnderLock(
+      const value = await this.core.runUnderLock(
         lock,
         settings,
         () => {
@@ -141,7 +138,7 @@ export class LockedSections {
   /** Tracks a lock acquired outside a section, for shutdown; one that arrives after shutdown began is released. */
   async track(lock: Lock): Promise<Lock> {
     if (this.closed) {
-      await this.redlock.release(lock);
+      await this.core.release(lock);
       this.refuseWhenClosed(lock.resources);
     }
     this.held.add(lock);

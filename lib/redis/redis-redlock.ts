@@ -1,4 +1,4 @@
-import { Redlock as CoreRedlock, RedlockInternals, RedlockOptions, resolveOptions } from '../core';
+import { RedlockCore, RedlockInternals, RedlockOptions, resolveOptions } from '../core';
 import { NodeSpec, resolveNodes } from './node-specs';
 
 /**
@@ -6,7 +6,7 @@ import { NodeSpec, resolveNodes } from './node-specs';
  * ioredis clients or custom `LockNode`s. The algorithm is the core's; this class only turns the specs into
  * nodes (one `IoredisLockNode` per Redis server).
  */
-export class Redlock extends CoreRedlock {
+export class Redlock extends RedlockCore {
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or `LockNode`s — one per independent
    *   Redis server. Clients created here from strings or options are closed by `quit()`; clients passed in

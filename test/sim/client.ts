@@ -4,7 +4,7 @@ import {
   LockBusyError,
   LockLostError,
   QuorumUnavailableError,
-  Redlock,
+  RedlockCore,
   type Timer,
 } from '../../lib/core';
 import type { Interval } from '../checkers/intervals';
@@ -50,7 +50,7 @@ export function emptyOpStats(): OpStats {
 /** One simulated client process: its Redlock instance (own connections), its clock, its plan. */
 export interface SimClient {
   readonly id: number;
-  readonly redlock: Redlock;
+  readonly redlock: RedlockCore;
   /** Its connections, for the semaphore control that bypasses the core. */
   readonly connections: readonly Connection[];
   readonly clock: DriftingClock;

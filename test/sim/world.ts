@@ -1,4 +1,4 @@
-import { Redlock } from '../../lib/core';
+import { RedlockCore } from '../../lib/core';
 import {
   Interval,
   findExclusionViolations,
@@ -96,7 +96,7 @@ export class World implements SimContext {
           new Connection(this, connectionId++, id, server, config.links[id][node], config.watch),
       );
       this.connections.push(connections);
-      const redlock = new Redlock(connections, config.options, {
+      const redlock = new RedlockCore(connections, config.options, {
         clock,
         random: () => rng.next(),
         unsafeSkipValidityCheck: config.unsafeSkipValidityCheck,
