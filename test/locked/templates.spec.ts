@@ -8,7 +8,7 @@ import {
   RedlockService,
 } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, gate, keyOf, valuesOnNodes } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, gate, keyOf, valuesOnNodes } from '../nest/helpers';
 
 /** Each method reports the resources of the lock it runs under, and can look at the nodes meanwhile. */
 @Injectable()

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
-import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay } from './helpers';
+import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay } from '../nest/helpers';
 
 /** Every run of a task: which task, whether it ran under its lock, and the second of its tick. */
 const runs: { task: string; locked: boolean; tick: number }[] = [];

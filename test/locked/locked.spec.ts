@@ -10,7 +10,15 @@ import {
   RedlockService,
 } from '../../lib';
 import { RedisNodes, startRedisNodes } from '../support';
-import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from './helpers';
+import {
+  RecordingLogger,
+  TEST_OPTIONS,
+  closeApps,
+  createApp,
+  delay,
+  keyOf,
+  valuesOnNodes,
+} from '../nest/helpers';
 
 const ROLE = 'test:role';
 

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Lock, LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
 import { RedisNodes, startRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from '../nest/helpers';
 
 @Injectable()
 class Accounts {
