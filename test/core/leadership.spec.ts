@@ -31,7 +31,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeAll });
 
   it('instances campaigning at once lead one at a time, each term with a larger fencing token', async () => {
-    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes(), { ttl: 2_000 })));
+    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes, { ttl: 2_000 })));
     const sections: Interval[] = [];
     const t0 = performance.now();
     // Each instance leads three times in a row; every term works a random while, then steps down.
@@ -56,14 +56,14 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   });
 
   it('a lost lease aborts lease.signal; once work stops, the instance campaigns again (new term, larger token)', async () => {
-    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    const redlock = await redlockOn(redisNodes, { ttl: 300 });
     const events = eventsOf(redlock);
     const leases: Lock[] = [];
     const value = await redlock.lead('leader:lost', async (lease) => {
       leases.push(lease);
       if (leases.length === 1) {
         // The lease's keys vanish everywhere (as after empty restarts): the next renewal finds no quorum.
-        await redisNodes().flushAll();
+        await redisNodes.flushAll();
         await aborted(lease.signal);
         expect(lease.signal.reason).toBeInstanceOf(LockLostError);
         return 'stepped down';
@@ -82,14 +82,14 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   });
 
   it('recampaign: false rejects with the loss once work settles', async () => {
-    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    const redlock = await redlockOn(redisNodes, { ttl: 300 });
     let terms = 0;
     const error = await redlock
       .lead(
         'leader:once',
         async (lease) => {
           terms++;
-          await redisNodes().flushAll();
+          await redisNodes.flushAll();
           await aborted(lease.signal);
         },
         { recampaign: false },
@@ -100,7 +100,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   });
 
   it("work's own error passes through unchanged (term deposed as failed) and the lease is released", async () => {
-    const redlock = await redlockOn(redisNodes());
+    const redlock = await redlockOn(redisNodes);
     const events = eventsOf(redlock);
     const boom = new Error('boom');
     await expect(
@@ -112,12 +112,12 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
       'elected',
       'deposed:failed',
     ]);
-    const other = await redlockOn(redisNodes());
+    const other = await redlockOn(redisNodes);
     expect(await other.tryAcquire('leader:fails')).not.toBeNull();
   });
 
   it('a follower waits as long as the leader leads, and takes over when it steps down', async () => {
-    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     let stepDown!: () => void;
     const leading = leader.lead(
       'leader:handover',
@@ -137,7 +137,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   });
 
   it('a signal stops campaigning (AcquireAbortedError) and ends a term (lease.signal aborts, deposed: aborted)', async () => {
-    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const events = eventsOf(leader);
     const stopLeading = new AbortController();
     let working = false;
@@ -166,7 +166,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
   });
 
   it('quit() stops a campaign with RedlockClosedError', async () => {
-    const [leader, follower] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     let stepDown!: () => void;
     const leading = leader.lead('leader:quit', () => new Promise<void>((r) => (stepDown = r)));
     expect(await eventually(async () => stepDown !== undefined)).toBe(true);
@@ -193,7 +193,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     ['a bad ttl', 'x', one, { ttl: -1 }, /ttl must be a positive whole number/],
     ['a signal that is not an AbortSignal', 'x', one, { signal: 'stop' }, /signal must be an AbortSignal/],
   ])('refuses %s before any traffic', async (_, name, work, options, message) => {
-    const redlock = await redlockOn(redisNodes());
+    const redlock = await redlockOn(redisNodes);
     const events = eventsOf(redlock);
     const call = (redlock.lead as (...args: unknown[]) => Promise<unknown>).bind(redlock);
     const error = await call(name, work, options).catch((e: unknown) => e);

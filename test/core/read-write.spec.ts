@@ -36,7 +36,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   }
 
   it('readers share, writers are alone: no writer overlaps anyone; writer tokens exceed every earlier token', async () => {
-    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes())));
+    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes)));
     const sections = await mixed(instances, 0.7, 6);
     expect(sections.length).toBe(54);
     expect(findExclusionViolations(sections)).toEqual([]);
@@ -68,7 +68,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   });
 
   it('a reader is refused while a writer holds it, and a writer while readers do', async () => {
-    const [a, b] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [a, b] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const writer = await a.acquire('rw:x');
     expect(writer.mode).toBe('write');
     expect(await b.tryAcquire('rw:x', { mode: 'read' })).toBeNull();
@@ -95,7 +95,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
    * the stream lets go first and then waits for its next read.
    */
   async function readerStream(resource: string) {
-    const instances = await Promise.all([0, 1, 2, 3].map(() => redlockOn(redisNodes())));
+    const instances = await Promise.all([0, 1, 2, 3].map(() => redlockOn(redisNodes)));
     let streaming = true;
     let done = 0;
     let refused = 0;
@@ -124,7 +124,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   }
 
   it('writers are not starved: a waiting writer keeps new readers out and gets in while readers stream', async () => {
-    const writerSide = await redlockOn(redisNodes());
+    const writerSide = await redlockOn(redisNodes);
     const stream = await readerStream('rw:stream');
     expect(await eventually(async () => stream.done() > 8)).toBe(true);
     const before = stream.done();
@@ -141,7 +141,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
 
   it('negative control: a writer whose intent lapses at once is starved by the same stream', async () => {
     const starved = new Redlock(
-      redisNodes().urls,
+      redisNodes.urls,
       { logger: false, restartGuard: false },
       { unsafeNoWriterIntent: true },
     );
@@ -161,15 +161,15 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   });
 
   it('a reader is renewed in using(), expires on the servers when its holder crashes, and is released by owner', async () => {
-    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    const redlock = await redlockOn(redisNodes, { ttl: 300 });
     await redlock.using('rw:renew', { mode: 'read' }, async (lock) => {
       await delay(700);
       expect(lock.signal.aborted).toBe(false);
     });
-    const crashed = await redlockOn(redisNodes());
+    const crashed = await redlockOn(redisNodes);
     const held = await crashed.acquire('rw:crash', { mode: 'read', ttl: 300 });
     const scores = await Promise.all(
-      redisNodes().nodes.map(async (node) => {
+      redisNodes.nodes.map(async (node) => {
         const admin = node.redis();
         try {
           return await admin.zscore('redlock:{rw:crash}:readers', held.value);
@@ -181,7 +181,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
     expect(scores.every((score) => score !== null)).toBe(true);
     await crashed.quit(); // never released
     const writer = await redlock.acquire('rw:crash', { wait: 2_000 });
-    expect(await valuesOnNodes(redisNodes(), 'redlock:{rw:crash}')).toEqual([
+    expect(await valuesOnNodes(redisNodes, 'redlock:{rw:crash}')).toEqual([
       writer.value,
       writer.value,
       writer.value,
@@ -190,7 +190,7 @@ describe('read-write locks: { mode: "read" | "write" } over the quorum (3 real n
   });
 
   it('refuses a bad mode and mode read with permits, before any traffic', async () => {
-    const redlock = await redlockOn(redisNodes());
+    const redlock = await redlockOn(redisNodes);
     await expect(redlock.acquire('rw:bad', { mode: 'shared' as never })).rejects.toThrow(
       /mode must be 'read' or 'write', got "shared"/,
     );

@@ -51,7 +51,7 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   }
 
   it('never more than n holders at once across instances; tokens rise in grant order; every permit used', async () => {
-    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes())));
+    const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes)));
     const { sections, permitsSeen } = await workload(instances, () => 'sem:pool', 3, 8);
     expect(sections.length).toBeGreaterThan(50);
     expect(findOverAdmissions(sections, 3)).toEqual([]);
@@ -63,14 +63,14 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   });
 
   it('negative control: the checker finds over-admission when the holders do not share one semaphore', async () => {
-    const instances = await Promise.all([0, 1].map(() => redlockOn(redisNodes())));
+    const instances = await Promise.all([0, 1].map(() => redlockOn(redisNodes)));
     // Each worker its own resource: nothing limits them, and the checker (told they are one) must see it.
     const { sections } = await workload(instances, (worker) => `sem:own:${worker}`, 3, 3);
     expect(findOverAdmissions(sections, 3).length).toBeGreaterThan(0);
   });
 
   it('concurrent holders hold distinct permits; the next caller is busy until one frees, and is woken by it', async () => {
-    const [a, b] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [a, b] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const held = await Promise.all([
       a.acquire('sem:two', { permits: 2 }),
       a.acquire('sem:two', { permits: 2 }),
@@ -83,7 +83,7 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     // The waiter is listening for releases of the permits (subscribed on a quorum) before one frees.
     const subscribed = async () => {
       const counts = await Promise.all(
-        redisNodes().nodes.map(async (node) => {
+        redisNodes.nodes.map(async (node) => {
           const admin = node.redis();
           try {
             const reply = (await admin.call('PUBSUB', 'NUMSUB', 'redlock:{sem:two}#1:released')) as unknown[];
@@ -104,12 +104,12 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   });
 
   it("a crashed holder's permit comes back by expiry on the servers", async () => {
-    const crashed = await redlockOn(redisNodes());
+    const crashed = await redlockOn(redisNodes);
     const lock = await crashed.acquire('sem:crash', { permits: 1, ttl: 300 });
     const key = `redlock:{sem:crash}#${lock.permit}`;
-    expect(await valuesOnNodes(redisNodes(), key)).toEqual([lock.value, lock.value, lock.value]);
+    expect(await valuesOnNodes(redisNodes, key)).toEqual([lock.value, lock.value, lock.value]);
     await crashed.quit(); // never released
-    const other = await redlockOn(redisNodes());
+    const other = await redlockOn(redisNodes);
     expect(await other.tryAcquire('sem:crash', { permits: 1 })).toBeNull();
     const next = await other.acquire('sem:crash', { permits: 1, wait: 2_000 });
     expect(next.permit).toBe(0);
@@ -117,7 +117,7 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   });
 
   it('a caller with another number of permits is refused with a clear error, not a larger limit', async () => {
-    const [a, b] = await Promise.all([redlockOn(redisNodes()), redlockOn(redisNodes())]);
+    const [a, b] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const lock = await a.acquire('sem:n', { permits: 2 });
     const error = await b.acquire('sem:n', { permits: 5 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -125,13 +125,13 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
       /Cannot take one of 5 permits of "sem:n": on 127\.0\.0\.1:\d+ 2 permits are recorded there/,
     );
     // Nothing was taken by the refused call: both permits' keys belong to `a` or are free.
-    const values = await valuesOnNodes(redisNodes(), `redlock:{sem:n}#${1 - lock.permit!}`);
+    const values = await valuesOnNodes(redisNodes, `redlock:{sem:n}#${1 - lock.permit!}`);
     expect(values).toEqual([null, null, null]);
     await lock.release();
   });
 
   it('a permit is a lock like any other: extended, auto-extended in using(), fenced per resource', async () => {
-    const redlock = await redlockOn(redisNodes(), { ttl: 300 });
+    const redlock = await redlockOn(redisNodes, { ttl: 300 });
     const tokens: number[] = [];
     await redlock.using('sem:using', { permits: 2, fencing: true }, async (lock) => {
       tokens.push(lock.fencingToken!);
@@ -152,12 +152,12 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     [{ permits: 1_001 }, /permits must be a whole number from 1 to 1000/],
     [{ permits: '3' }, /permits must be a whole number.*"3" \(a string\)/],
   ])('refuses %p before any traffic', async (options, message) => {
-    const redlock = await redlockOn(redisNodes());
+    const redlock = await redlockOn(redisNodes);
     await expect(redlock.acquire('sem:bad', options as never)).rejects.toThrow(message);
   });
 
   it('refuses permits over several resources', async () => {
-    const redlock = await redlockOn(redisNodes());
+    const redlock = await redlockOn(redisNodes);
     await expect(redlock.acquire(['a', 'b'], { permits: 2 })).rejects.toThrow(
       /permits: 2 takes one resource, got \["a","b"\]/,
     );

@@ -35,7 +35,7 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
 
   const app = () =>
     createApp({
-      imports: [RedlockModule.forRoot(redisNodes().urls, { ...TEST_OPTIONS, ttl: 1_000 })],
+      imports: [RedlockModule.forRoot(redisNodes.urls, { ...TEST_OPTIONS, ttl: 1_000 })],
       providers: [Coordinator],
     });
 
@@ -55,11 +55,11 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
     expect(await eventually(async () => b.terms.length === 1)).toBe(true);
     expect(b.terms[0].fencingToken!).toBeGreaterThan(a.terms[0].fencingToken!);
     expect(
-      (await valuesOnNodes(redisNodes(), keyOf('nest:coordinator'))).filter((v) => v === b.terms[0].value),
+      (await valuesOnNodes(redisNodes, keyOf('nest:coordinator'))).filter((v) => v === b.terms[0].value),
     ).toHaveLength(3);
 
     await closeApp(second);
     expect(await leadingB).toBe('stepped down');
-    expect(await valuesOnNodes(redisNodes(), keyOf('nest:coordinator'))).toEqual([null, null, null]);
+    expect(await valuesOnNodes(redisNodes, keyOf('nest:coordinator'))).toEqual([null, null, null]);
   });
 });

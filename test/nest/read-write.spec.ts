@@ -44,7 +44,7 @@ describe('@Locked(key, { mode }) in a Nest application (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeApps });
 
   const app = () =>
-    createApp({ imports: [RedlockModule.forRoot(redisNodes().urls, TEST_OPTIONS)], providers: [Reports] });
+    createApp({ imports: [RedlockModule.forRoot(redisNodes.urls, TEST_OPTIONS)], providers: [Reports] });
 
   it('reads share, an update waits for them and runs alone, across two instances', async () => {
     const [first, second] = await Promise.all([app(), app()]);

@@ -36,7 +36,7 @@ describe('@Locked(key, { permits }) in Nest applications (3 real nodes)', () => 
 
   const app = () =>
     createApp({
-      imports: [RedlockModule.forRoot(redisNodes().urls, TEST_OPTIONS)],
+      imports: [RedlockModule.forRoot(redisNodes.urls, TEST_OPTIONS)],
       providers: [Exports],
       controllers: [ExportsController],
     });

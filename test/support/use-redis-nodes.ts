@@ -1,33 +1,60 @@
 import { startRedisNodes } from './provision';
 import type { RedisNodes, StartRedisNodesOptions } from './types';
 
-/** What {@link useRedisNodes} registers around each test, besides starting and stopping the nodes. */
+/** What {@link useRedisNodes} registers around the tests, besides starting, flushing and stopping the nodes. */
 export interface UseRedisNodesOptions extends StartRedisNodesOptions {
   /** Runs after each test, before the nodes are flushed (close the apps or instances the test made). */
   readonly afterEach?: () => Promise<void>;
+  /** Runs once after the last test, before the nodes stop (close what the spec's beforeAll made on them). */
+  readonly afterAll?: () => Promise<void>;
+  /** false: no FLUSHALL after each test, the tests see the keys the earlier ones left. Default true. */
+  readonly flushAfterEach?: boolean;
 }
 
 /**
- * The node fixture of a spec file: `count` real redis-server nodes started once for the file (beforeAll),
- * flushed after each test (after `options.afterEach`), stopped at the end. Returns a getter: call it inside
- * tests and hooks, once the nodes exist.
+ * The node fixture of a describe block: `count` real redis-server nodes started once (beforeAll), flushed
+ * after each test (after `options.afterEach`; not with `flushAfterEach: false`), stopped at the end (after
+ * `options.afterAll`). Jest runs a block's beforeAll and afterAll hooks in the order they are declared: a
+ * beforeAll that needs the nodes goes after this call, and cleanup that must run before the nodes stop
+ * goes in `options.afterAll`, not in an afterAll of the spec's own.
+ *
+ * Returns a handle that is the started {@link RedisNodes}: each of its members reads the nodes started by
+ * the beforeAll, so it can be kept in a const and passed to helpers that take a RedisNodes. Used before
+ * that beforeAll ran (at collection time, or in a beforeAll declared above this call), it throws.
  */
-export function useRedisNodes(count: number, options: UseRedisNodesOptions = {}): () => RedisNodes {
-  let nodes: RedisNodes | undefined;
-  const { afterEach: cleanUp, ...start } = options;
+export function useRedisNodes(count: number, options: UseRedisNodesOptions = {}): RedisNodes {
+  let started: RedisNodes | undefined;
+  const { afterEach: cleanUpEach, afterAll: cleanUpAll, flushAfterEach = true, ...start } = options;
   beforeAll(async () => {
-    nodes = await startRedisNodes(count, start);
+    started = await startRedisNodes(count, start);
   });
   afterEach(async () => {
-    await cleanUp?.();
-    await nodes?.flushAll();
+    await cleanUpEach?.();
+    if (flushAfterEach) await started?.flushAll();
   });
   afterAll(async () => {
-    await nodes?.stop();
+    await cleanUpAll?.();
+    await started?.stop();
   });
-  return () => {
-    if (!nodes)
-      throw new Error('useRedisNodes: the nodes are not started yet (call the getter inside a test)');
-    return nodes;
+  const current = (): RedisNodes => {
+    if (!started) {
+      throw new Error(
+        `useRedisNodes(${count}): the nodes are not started yet; use them inside a test, or a hook declared after useRedisNodes()`,
+      );
+    }
+    return started;
+  };
+  return {
+    get source() {
+      return current().source;
+    },
+    get nodes() {
+      return current().nodes;
+    },
+    get urls() {
+      return current().urls;
+    },
+    flushAll: () => current().flushAll(),
+    stop: () => current().stop(),
   };
 }
