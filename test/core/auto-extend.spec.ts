@@ -1,24 +1,20 @@
 import { AcquireAbortedError, LockLostError, Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn, valuesOnNodes } from './helpers';
 
 describe('auto-extension, loss signalling and abortable acquisition (5 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(5, {
+    afterEach: async () => {
+      for (const node of nodes.nodes) if (!node.running) await node.start();
+    },
+    afterAll: closeAll,
+  });
   let redlock: Redlock;
   let other: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(5);
     redlock = await redlockOn(nodes);
     other = await redlockOn(nodes);
-  });
-  afterEach(async () => {
-    for (const node of nodes.nodes) if (!node.running) await node.start();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   it('keeps the lock alive while the work runs several ttls, then releases it', async () => {

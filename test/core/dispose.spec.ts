@@ -3,22 +3,16 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 import * as ts from 'typescript';
 import { Lock, Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
 
 /** `await using lock = await redlock.acquire(...)` releases the lock when the block is left, however. */
 describe('Lock is async-disposable (await using) on 3 real nodes', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeAll });
   let redlock: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     redlock = await redlockOn(nodes);
-  });
-  afterEach(() => nodes.flushAll());
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   const key = (resource: string) => `redlock:{${resource}}`;

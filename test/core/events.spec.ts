@@ -1,17 +1,9 @@
 import { RedlockEventMap } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 describe('events (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterAll: closeAll, flushAfterEach: false });
 
   it('reports acquired, extended, released, busy, lost and node errors; a throwing listener changes nothing', async () => {
     const redlock = await redlockOn(nodes, { fencing: true });

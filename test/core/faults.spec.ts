@@ -1,28 +1,21 @@
 import { performance } from 'node:perf_hooks';
 import { LockBusyError, QuorumUnavailableError, Redlock, ReleaseOutcome } from '../../lib';
-import { RedisNodes, startRedisNodes, startTcpProxy } from '../support';
+import { startTcpProxy, useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 
 /** Each node's answer to a release, in node order. */
 const outcomes = (result: ReleaseOutcome): string => result.votes.map((vote) => vote.outcome).join(' ');
 
 describe('Redlock under node faults (5 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(5);
-  });
-  afterEach(async () => {
-    await closeAll();
-    for (const node of nodes.nodes) {
-      if (node.paused) await node.resume();
-      if (!node.running) await node.start();
-    }
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
+  const nodes = useRedisNodes(5, {
+    afterEach: async () => {
+      await closeAll();
+      for (const node of nodes.nodes) {
+        if (node.paused) await node.resume();
+        if (!node.running) await node.start();
+      }
+    },
+    afterAll: closeAll,
   });
 
   it('a holder that crashes without releasing frees the lock after its ttl, not before', async () => {

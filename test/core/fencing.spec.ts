@@ -1,26 +1,24 @@
 import { Lock, Redlock } from '../../lib';
 import { FencedRegister } from '../checkers/fenced-register';
 import { Interval, findStaleTokens } from '../checkers/intervals';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 describe('fencing tokens (5 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(5, {
+    afterEach: async () => {
+      for (const node of nodes.nodes) {
+        if (node.paused) await node.resume();
+        if (!node.running) await node.start();
+      }
+    },
+    afterAll: closeAll,
+    flushAfterEach: false,
+  });
   let redlock: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(5);
     redlock = await redlockOn(nodes, { fencing: true });
-  });
-  afterEach(async () => {
-    for (const node of nodes.nodes) {
-      if (node.paused) await node.resume();
-      if (!node.running) await node.start();
-    }
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   it('are absent without fencing and numbers with it', async () => {

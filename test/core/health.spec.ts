@@ -1,16 +1,8 @@
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, redlockOn } from './helpers';
 
 describe('health probe (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterAll: closeAll, flushAfterEach: false });
 
   it('is healthy while a quorum answers, with per-node latency and errors; unhealthy without a quorum', async () => {
     const redlock = await redlockOn(nodes);

@@ -1,26 +1,27 @@
 import { Redlock } from '../../lib';
 import { ACQUIRE_SCRIPT } from '../../lib/redis';
-import { FakeRespNode, RedisNodes, RespValue, startFakeRespNode, startRedisNodes } from '../support';
+import { FakeRespNode, RespValue, startFakeRespNode, useRedisNodes } from '../support';
 import { valuesOnNodes } from './helpers';
 
 describe('a node answering garbage next to 2 honest real nodes', () => {
-  let nodes: RedisNodes;
   let fake: FakeRespNode;
   /** What the fake node answers to the acquire script in the current test. */
   let acquireReply: RespValue = 1;
 
+  const nodes = useRedisNodes(2, {
+    afterAll: async () => {
+      await fake?.close();
+    },
+    flushAfterEach: false,
+  });
+
   beforeAll(async () => {
-    nodes = await startRedisNodes(2);
     fake = await startFakeRespNode((command, args) => {
       if ((command === 'evalsha' && args[0] === ACQUIRE_SCRIPT.sha) || command === 'eval') {
         return args[0] === ACQUIRE_SCRIPT.sha || args[0] === ACQUIRE_SCRIPT.source ? acquireReply : 'garbage';
       }
       return undefined;
     });
-  });
-  afterAll(async () => {
-    await fake?.close();
-    await nodes?.stop();
   });
 
   it.each<[string, RespValue]>([

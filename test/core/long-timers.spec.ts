@@ -1,5 +1,5 @@
 import { AcquireAbortedError } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 /** Lock scripts (EVALSHA and EVAL) run on one node so far, from INFO commandstats. */
@@ -16,15 +16,7 @@ async function scriptCalls(nodes: RedisNodes, index = 0): Promise<number> {
 }
 
 describe('timers above 2^31 − 1 ms (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterAll: closeAll, flushAfterEach: false });
 
   it('a waiter (wait: Infinity) behind a key whose ttl exceeds the timer limit sleeps instead of spinning (1,403 script calls in 1 s before the fix)', async () => {
     // A holder whose key outlives what a Node timer can wait (another client, or an older version without

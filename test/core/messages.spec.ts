@@ -1,21 +1,13 @@
 import { InvalidArgumentError, LockBusyError, Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, redlockOn } from './helpers';
 
 describe('messages that said the wrong thing (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeAll });
   let redlock: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     redlock = await redlockOn(nodes);
-  });
-  afterEach(async () => {
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   it('a lock key holding other data without expiry is not reported as "held by another owner"', async () => {

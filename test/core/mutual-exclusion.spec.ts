@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 /** Many clients (one Redlock each, own connections) contend for a few resources; every section is recorded. */
@@ -30,16 +30,11 @@ async function contend(
 }
 
 describe('mutual exclusion over 5 real nodes', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(5, { afterAll: closeAll, flushAfterEach: false });
   const redlocks: Redlock[] = [];
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(5);
     for (let i = 0; i < 8; i++) redlocks.push(await redlockOn(nodes, { ttl: 2_000, wait: 20_000 }));
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   it('never lets two holders of a resource overlap (8 clients, 3 resources, 320 sections)', async () => {

@@ -1,5 +1,5 @@
 import { AcquireReply, LockNode, Redlock, RedlockError } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { valuesOnNodes } from './helpers';
 
 /** A custom node whose methods misbehave as told; the others answer like an honest free node. */
@@ -41,17 +41,7 @@ const VARIANTS: [string, Parameters<typeof hostileNode>[0]][] = [
 ];
 
 describe('a custom LockNode that breaks its contract, next to 2 real nodes', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(2);
-  });
-  afterEach(async () => {
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(2);
 
   async function withRedlock(
     misbehave: Parameters<typeof hostileNode>[0],

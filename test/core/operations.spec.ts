@@ -1,23 +1,19 @@
 import { LockLostError, QuorumUnavailableError, Redlock } from '../../lib';
 import { IoredisLockNode } from '../../lib/redis';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 
 describe('Redlock operations on 5 real nodes', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(5, {
+    afterEach: async () => {
+      for (const node of nodes.nodes) if (!node.running) await node.start();
+    },
+    afterAll: closeAll,
+  });
   let redlock: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(5);
     redlock = await redlockOn(nodes);
-  });
-  afterEach(async () => {
-    for (const node of nodes.nodes) if (!node.running) await node.start();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   async function ttlsOnNodes(key: string): Promise<number[]> {
@@ -231,17 +227,7 @@ describe('Redlock operations on 5 real nodes', () => {
 });
 
 describe('Redis-side failures map to errors, never crash, never leave keys (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    await closeAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterEach: closeAll, flushAfterEach: false });
 
   async function onEach(
     run: (admin: ReturnType<RedisNodes['nodes'][0]['redis']>) => Promise<unknown>,
@@ -319,13 +305,7 @@ describe('Redis-side failures map to errors, never crash, never leave keys (3 re
 });
 
 describe('the same server under another name (3 real nodes)', () => {
-  let nodes: RedisNodes;
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { flushAfterEach: false });
 
   it('0.0.0.0 next to 127.0.0.1 (same port) is recognised by its run_id and named in a loud warning', async () => {
     const warnings: string[] = [];

@@ -1,15 +1,8 @@
 import { Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 
 describe('clients passed in (1 real node)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(1);
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(1, { flushAfterEach: false });
 
   it('1,000 constructors that throw after taking the client leave no listener on it', async () => {
     const client = nodes.nodes[0].redis();

@@ -1,24 +1,16 @@
 import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock, RedlockClosedError } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn } from './helpers';
 
 const CLOSED = /this Redlock instance was closed \(quit\(\)\)/;
 
 describe('use after quit() (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeAll });
   let holder: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     holder = await redlockOn(nodes);
-  });
-  afterEach(async () => {
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   /** Connections open on each node, from CLIENT LIST, not counting the admin connection asking. */

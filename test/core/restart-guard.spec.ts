@@ -1,24 +1,22 @@
 import { QuorumUnavailableError } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 /** The window of these tests: locks live at most this long, and a restarted node refuses for as long. */
 const WINDOW = 2_000;
 
 describe('restart guard (5 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(5, {
+    afterEach: async () => {
+      await closeAll();
+      for (const node of nodes.nodes) if (node.paused) await node.resume();
+    },
+    flushAfterEach: false,
+  });
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(5);
     // The guard counts whole seconds of uptime: let the fresh nodes grow out of the window first.
     await delay(WINDOW + 1_100);
-  });
-  afterEach(async () => {
-    await closeAll();
-    for (const node of nodes.nodes) if (node.paused) await node.resume();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
   });
 
   /**

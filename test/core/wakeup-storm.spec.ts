@@ -1,18 +1,13 @@
 import { LockBusyError, Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 describe('release announcements that never stop (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeAll, flushAfterEach: false });
   let holder: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     holder = await redlockOn(nodes);
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   /**

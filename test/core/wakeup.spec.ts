@@ -2,25 +2,17 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
 const execFileAsync = promisify(execFile);
 
 describe('waiter wake-up (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeAll });
   let holder: Redlock;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     holder = await redlockOn(nodes);
-  });
-  afterEach(async () => {
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await closeAll();
-    await nodes?.stop();
   });
 
   async function pubsubChannels(): Promise<string[][]> {
