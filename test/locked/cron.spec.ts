@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay } from '../nest/helpers';
 
 /** Every run of a task: which task, whether it ran under its lock, and the second of its tick. */
@@ -37,12 +37,11 @@ class CronBelow {
 }
 
 describe('@Cron with @Locked on two instances (real scheduler, 3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps, flushAfterEach: false });
   const loggers = [new RecordingLogger(), new RecordingLogger()];
   let scheduled: string[][];
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     const apps = await Promise.all(
       loggers.map((logger) =>
         createApp({
@@ -54,10 +53,6 @@ describe('@Cron with @Locked on two instances (real scheduler, 3 real nodes)', (
     scheduled = apps.map((app) => [...app.get(SchedulerRegistry).getCronJobs().keys()].sort());
     await delay(3_600); // three or four ticks
     await closeApps(); // stops the schedulers
-  });
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('kept the @Cron metadata in both decorator orders: both jobs were scheduled on each instance', () => {
@@ -100,14 +95,12 @@ class UnreachableJob {
 }
 
 describe('a scheduled tick without a quorum (3 real nodes, 2 paused)', () => {
-  let nodes: RedisNodes;
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    for (const node of nodes.nodes) if (node.paused) await node.resume();
-    await closeApps();
-    await nodes?.stop();
+  const nodes = useRedisNodes(3, {
+    afterAll: async () => {
+      for (const node of nodes.nodes) if (node.paused) await node.resume();
+      await closeApps();
+    },
+    flushAfterEach: false,
   });
 
   it('is skipped with one warning line per tick (no error, no stack), and the job does not run', async () => {
@@ -139,14 +132,7 @@ class MonthlyJob {
 }
 
 describe('a monthly tick (3 real nodes)', () => {
-  let nodes: RedisNodes;
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterAll: closeApps, flushAfterEach: false });
 
   it('keeps its lock after the body (at most the longest ttl), so a late instance skips the tick', async () => {
     const app = await createApp({

@@ -9,7 +9,7 @@ import {
   RedlockModule,
   RedlockService,
 } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import {
   RecordingLogger,
   TEST_OPTIONS,
@@ -95,14 +95,16 @@ class RequestJob {
 }
 
 describe('@Locked (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, {
+    afterEach: async () => {
+      for (const node of nodes.nodes) if (node.paused) await node.resume();
+      await closeApps();
+    },
+  });
   let orders: Orders;
   let redlock: RedlockService;
   const logger = new RecordingLogger();
 
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
   beforeEach(async () => {
     logger.lines.length = 0;
     const app = await createApp({
@@ -111,14 +113,6 @@ describe('@Locked (3 real nodes)', () => {
     });
     orders = app.get(Orders);
     redlock = app.get(RedlockService);
-  });
-  afterEach(async () => {
-    for (const node of nodes.nodes) if (node.paused) await node.resume();
-    await closeApps();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
   });
 
   it("keeps the method's name, length, design:* metadata and other decorators' metadata (either order)", () => {

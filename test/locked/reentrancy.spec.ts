@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Lock, LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from '../nest/helpers';
 
 @Injectable()
@@ -35,23 +35,17 @@ class Accounts {
 }
 
 describe('reentrancy and the lock context (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps });
   let accounts: Accounts;
   let redlock: RedlockService;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     const app = await createApp({
       imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
       providers: [Accounts],
     });
     accounts = app.get(Accounts);
     redlock = app.get(RedlockService);
-  });
-  afterEach(() => nodes.flushAll());
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('a locked method calling another on the same resource proceeds without acquiring again', async () => {

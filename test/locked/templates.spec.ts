@@ -7,7 +7,7 @@ import {
   RedlockModule,
   RedlockService,
 } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, gate, keyOf, valuesOnNodes } from '../nest/helpers';
 
 /** Each method reports the resources of the lock it runs under, and can look at the nodes meanwhile. */
@@ -48,20 +48,15 @@ class Keys {
 }
 
 describe('@Locked key templates (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps, flushAfterEach: false });
   let keys: Keys;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     const app = await createApp({
       imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
       providers: [Keys],
     });
     keys = app.get(Keys);
-  });
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('<0> is the first argument; the key lands on the nodes under the prefix', async () => {
