@@ -2,7 +2,7 @@ import { Controller, Get, LoggerService } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import request from 'supertest';
 import { RedlockHealthIndicator, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp } from './helpers';
 
 @Controller('health')
@@ -20,17 +20,12 @@ class HealthController {
 }
 
 describe('health indicator, events and node-error warnings (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    await closeApps();
-    for (const node of nodes.nodes) if (!node.running) await node.start();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
+  const nodes = useRedisNodes(3, {
+    afterEach: async () => {
+      await closeApps();
+      for (const node of nodes.nodes) if (!node.running) await node.start();
+    },
+    flushAfterEach: false,
   });
 
   it('GET /health through @nestjs/terminus: up with a quorum, 503 down without, per-node details', async () => {

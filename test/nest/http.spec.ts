@@ -2,7 +2,7 @@ import { ArgumentsHost, Body, Controller, Get, NotFoundException, Param, Post } 
 import { Observable, lastValueFrom, of } from 'rxjs';
 import request from 'supertest';
 import { LockBusyError, LockBusyFilter, Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, nodeUptimes, startRedisNodes } from '../support';
+import { nodeUptimes, useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, keyOf, valuesOnNodes } from './helpers';
 
 @Controller('orders')
@@ -30,18 +30,7 @@ class OrdersController {
 }
 
 describe('@Locked on HTTP routes (platform-express, 3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    await closeApps();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterEach: closeApps });
 
   const start = (options = {}) =>
     createApp({

@@ -9,7 +9,7 @@ import {
   RedlockOptionsFactory,
   RedlockService,
 } from '../../lib';
-import { RedisNodes, freePort, startRedisNodes } from '../support';
+import { RedisNodes, freePort, useRedisNodes } from '../support';
 import {
   RecordingLogger,
   TEST_OPTIONS,
@@ -38,18 +38,7 @@ async function lockRoundTrip(nodes: RedisNodes, service: RedlockService, resourc
 const deadNode = (port: number) => ({ host: '127.0.0.1', port, disconnectTimeout: 50 });
 
 describe('RedlockModule (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    await closeApps();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
-  });
+  const nodes = useRedisNodes(3, { afterEach: closeApps });
 
   it('forRoot(nodes, options): locks on the real nodes with the given defaults', async () => {
     const app = await createApp({

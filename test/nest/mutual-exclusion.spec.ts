@@ -2,7 +2,7 @@ import { INestApplication, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, delay } from './helpers';
 
 /** Shared by every application in this process, like a database all instances write to. */
@@ -39,11 +39,10 @@ class Ledger {
 }
 
 describe('@Locked across three applications in one process (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps, flushAfterEach: false });
   let apps: INestApplication[];
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     apps = [];
     for (const name of ['a', 'b', 'c']) {
       const app = await createApp({
@@ -56,10 +55,6 @@ describe('@Locked across three applications in one process (3 real nodes)', () =
   });
   beforeEach(() => {
     intervals.length = 0;
-  });
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('each application uses its own RedlockService', () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Observable, Subject, firstValueFrom, interval, lastValueFrom, map, take, toArray } from 'rxjs';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, eventually, keyOf, valuesOnNodes } from './helpers';
 
 @Injectable()
@@ -46,12 +46,11 @@ const free = async (nodes: RedisNodes, id: string) =>
   (await valuesOnNodes(nodes, keyOf(`feed:${id}`))).every((value) => value === null);
 
 describe('@Locked on Observable methods (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps });
   let feeds: Feeds;
   let redlock: RedlockService;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     const app = await createApp({
       imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
       providers: [Feeds],
@@ -61,11 +60,6 @@ describe('@Locked on Observable methods (3 real nodes)', () => {
   });
   beforeEach(() => {
     feeds.calls = 0;
-  });
-  afterEach(() => nodes.flushAll());
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('acquires on subscribe, not on call (and runs the method then)', async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import * as api from '../../lib';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, delay, gate, keyOf, valuesOnNodes } from './helpers';
 
 @Injectable()
@@ -17,23 +17,17 @@ class LongJob {
 }
 
 describe('RedlockService (3 real nodes)', () => {
-  let nodes: RedisNodes;
+  const nodes = useRedisNodes(3, { afterAll: closeApps });
   let service: RedlockService;
   let job: LongJob;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     const app = await createApp({
       imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
       providers: [LongJob],
     });
     service = app.get(RedlockService);
     job = app.get(LongJob);
-  });
-  afterEach(() => nodes.flushAll());
-  afterAll(async () => {
-    await closeApps();
-    await nodes?.stop();
   });
 
   it('acquire / tryAcquire / extend / release delegate to the core', async () => {

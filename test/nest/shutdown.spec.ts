@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Lock, LockBusyError, Locked, RedlockError, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 import {
   RecordingLogger,
   TEST_OPTIONS,
@@ -38,18 +38,11 @@ function openHandles(): { sockets: number; timers: number } {
 }
 
 describe('shutdown (3 real nodes)', () => {
-  let nodes: RedisNodes;
-
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    for (const node of nodes.nodes) if (node.paused) await node.resume();
-    await closeApps();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
+  const nodes = useRedisNodes(3, {
+    afterEach: async () => {
+      for (const node of nodes.nodes) if (node.paused) await node.resume();
+      await closeApps();
+    },
   });
 
   it('drains: waits for running locked work, keeps its key meanwhile, aborts its signal, then releases', async () => {
