@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { Lock, QuorumUnavailableError, Redlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 
 /**
  * The whole lock lifecycle as a least-privilege Redis user (the ACL line README gives), and as the common
@@ -13,19 +13,13 @@ const LEAST_PRIVILEGE =
 const NO_DANGEROUS = 'on >lockpass ~* &* +@all -@dangerous';
 
 describe('ACL users (3 real nodes)', () => {
-  let nodes: RedisNodes;
   const warnings: string[] = [];
   const logger = { warn: (message: string) => warnings.push(message) };
 
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
-  });
-  afterEach(async () => {
-    warnings.length = 0;
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
+  const nodes = useRedisNodes(3, {
+    afterEach: async () => {
+      warnings.length = 0;
+    },
   });
 
   async function asUser(name: string, rules: string): Promise<string[]> {

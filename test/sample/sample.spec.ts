@@ -11,14 +11,20 @@ import { HttpClient } from '../../sample/demo/http';
 import { ZombieService } from '../../sample/fencing/zombie.service';
 import { OrdersService } from '../../sample/orders/orders.service';
 import type { SampleConfig } from '../../sample/sample.config';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 
 /** The sample app, two instances in this process, against three real Redis nodes and one SQLite file. */
 describe('sample app (two instances, 3 real nodes, one SQLite file)', () => {
-  let nodes: RedisNodes;
   let dir: string;
   const apps: INestApplication[] = [];
   const http = new HttpClient();
+  const nodes = useRedisNodes(3, {
+    afterAll: async () => {
+      http.close();
+      await Promise.all(apps.map((app) => app.close()));
+    },
+    flushAfterEach: false,
+  });
 
   const start = async (instance: string, overrides: Partial<SampleConfig> = {}) => {
     const config: SampleConfig = {
@@ -53,15 +59,11 @@ describe('sample app (two instances, 3 real nodes, one SQLite file)', () => {
   let stock: StockRepository;
 
   beforeAll(async () => {
-    nodes = await startRedisNodes(3);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redlock-sample-test-'));
     [a, b] = [await start('a'), await start('b')];
     stock = a.app.get(StockRepository);
   });
-  afterAll(async () => {
-    http.close();
-    await Promise.all(apps.map((app) => app.close()));
-    await nodes?.stop();
+  afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 

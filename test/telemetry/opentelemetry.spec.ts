@@ -11,7 +11,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { Redlock, instrumentRedlock } from '../../lib';
-import { RedisNodes, startRedisNodes } from '../support';
+import { useRedisNodes } from '../support';
 
 /**
  * instrumentRedlock with the OpenTelemetry SDK's in-memory exporters, against real nodes: the spans of
@@ -19,15 +19,17 @@ import { RedisNodes, startRedisNodes } from '../support';
  * unless asked for.
  */
 describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
-  let nodes: RedisNodes;
   let spans: InMemorySpanExporter;
   let tracerProvider: BasicTracerProvider;
   let metricExporter: InMemoryMetricExporter;
   let reader: PeriodicExportingMetricReader;
   let meterProvider: MeterProvider;
 
-  beforeAll(async () => {
-    nodes = await startRedisNodes(3);
+  const nodes = useRedisNodes(3, {
+    afterEach: async () => {
+      await meterProvider.shutdown();
+      await tracerProvider.shutdown();
+    },
   });
   beforeEach(() => {
     spans = new InMemorySpanExporter();
@@ -35,14 +37,6 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
     metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 60_000 });
     meterProvider = new MeterProvider({ readers: [reader] });
-  });
-  afterEach(async () => {
-    await meterProvider.shutdown();
-    await tracerProvider.shutdown();
-    await nodes.flushAll();
-  });
-  afterAll(async () => {
-    await nodes?.stop();
   });
 
   async function collected(): Promise<Map<string, { value: unknown; attributes: object }[]>> {
