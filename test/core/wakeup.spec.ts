@@ -122,7 +122,10 @@ describe('waiter wake-up (3 real nodes)', () => {
     expect(maxActive).toBe(1);
     // The local queues are empty again: nothing grows with the keys waited on.
     for (const waiter of waiters)
-      expect((waiter as unknown as { locking: { waiting: { size: number } } }).locking.waiting.size).toBe(0);
+      expect(
+        (waiter as unknown as { parts: { locking: { waiting: { size: number } } } }).parts.locking.waiting
+          .size,
+      ).toBe(0);
   });
 
   it('twenty callers waiting at once on one instance draw no MaxListenersExceededWarning', async () => {
