@@ -19,6 +19,18 @@ export interface LinkSpec {
   readonly reorderDelay: readonly [number, number];
 }
 
+/**
+ * An error of the simulated network, without a stack trace: the core reads only its message (votes, events),
+ * and capturing a stack for each of the ~10 lost or refused messages per schedule is a measurable cost.
+ */
+function networkError(message: string): Error {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new Error(message);
+  Error.stackTraceLimit = limit;
+  return error;
+}
+
 /** Subscriptions that are not confirmed within this many ms fail (as `ReleaseChannels` does). */
 const SUBSCRIBE_TIMEOUT = 250;
 
@@ -99,7 +111,7 @@ export class Connection implements LockNode {
     return new Promise((resolve, reject) => {
       const sent = scheduler.now;
       const fail = () =>
-        scheduler.at(sent + SUBSCRIBE_TIMEOUT, () => reject(new Error('subscription not confirmed')));
+        scheduler.at(sent + SUBSCRIBE_TIMEOUT, () => reject(networkError('subscription not confirmed')));
       if (this.lost()) return void fail();
       scheduler.after(this.delay(), () => {
         if (!this.server.up || this.server.paused) return void fail();
@@ -170,7 +182,7 @@ export class Connection implements LockNode {
         });
         if (outcome === 'down') {
           if (context.tracing) context.trace(`${label} node down`);
-          this.reply(label, () => reject(new Error(`${this.name}: connection refused`)), reject);
+          this.reply(label, () => reject(networkError(`${this.name}: connection refused`)), reject);
         } else if (outcome === 'queued' && context.tracing) context.trace(`${label} queued (paused)`);
       });
     });
@@ -196,7 +208,7 @@ export class Connection implements LockNode {
   private maybeReset(reject: (error: Error) => void): void {
     const { rng, scheduler } = this.context;
     if (rng.chance(0.5)) {
-      scheduler.after(this.delay() * 2, () => reject(new Error(`${this.name}: connection reset`)));
+      scheduler.after(this.delay() * 2, () => reject(networkError(`${this.name}: connection reset`)));
     }
   }
 

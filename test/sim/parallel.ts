@@ -29,8 +29,11 @@ export function sharedClaim(next: SharedArrayBuffer, count: number): () => numbe
 
 /**
  * Runs schedules on every core: this thread plus `threads − 1` pooled worker threads, each claiming schedule
- * indexes from one shared counter, so the work balances itself. Which thread runs a schedule never matters:
- * each is a function of its seed. Start it once, run several profiles, close it.
+ * indexes from one shared counter, so the work balances itself — or, with `inThisThread` false, `threads`
+ * workers while this thread only waits (under Jest: its module sandbox makes every global lookup, `Math.imul`
+ * and `Promise` among them, so slow that a schedule costs about 1.5 times the CPU it costs in a worker).
+ * Which thread runs a schedule never matters: each is a function of its seed. Start it once, run several
+ * profiles, close it.
  */
 export class SimPool {
   private tasks = 0;
@@ -41,6 +44,7 @@ export class SimPool {
   private constructor(
     private readonly workers: Worker[],
     private readonly build: WorkerBuild | undefined,
+    private readonly inThisThread: boolean,
   ) {
     for (const worker of workers) {
       worker.on('message', (reply: WorkerReply) => this.settle(reply));
@@ -51,13 +55,14 @@ export class SimPool {
     }
   }
 
-  static start(threads = availableParallelism()): SimPool {
-    const count = Math.max(0, threads - 1);
-    if (count === 0) return new SimPool([], undefined);
+  static start(threads = availableParallelism(), inThisThread = true): SimPool {
+    const count = inThisThread ? threads - 1 : Math.max(1, threads);
+    if (count <= 0) return new SimPool([], undefined, true);
     const build = buildWorker();
     return new SimPool(
       Array.from({ length: count }, () => new Worker(build.entry)),
       build,
+      inThisThread,
     );
   }
 
@@ -73,8 +78,10 @@ export class SimPool {
       worker.postMessage(task);
       return done;
     });
-    const own = runSchedules({ ...options, claim: sharedClaim(next, options.count) });
-    const summaries = await Promise.all([own, ...remote]);
+    const own = this.inThisThread
+      ? [runSchedules({ ...options, claim: sharedClaim(next, options.count) })]
+      : [];
+    const summaries = await Promise.all([...own, ...remote]);
     const total = summaries.reduce(merge);
     total.elapsedMs = performance.now() - began;
     const used = process.cpuUsage(cpu); // the whole process: every thread
