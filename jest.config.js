@@ -9,4 +9,5 @@ module.exports = {
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   setupFilesAfterEnv: ['<rootDir>/test/setup/fail-on-unhandled-rejection.ts'],
   testTimeout: 30000,
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
 };
