@@ -44,8 +44,7 @@ function redlockProviders(extras: RedlockModuleExtras): Provider[] {
     // lib/locked knows only the core: it gets the instance and the log sink as values (docs/DESIGN.md §0).
     {
       provide: LockedSections,
-      useFactory: (resolved: ResolvedModuleOptions) =>
-        new LockedSections(resolved.redlock, resolved.log),
+      useFactory: (resolved: ResolvedModuleOptions) => new LockedSections(resolved.redlock, resolved.log),
       inject: [REDLOCK_RESOLVED_OPTIONS],
     },
     RedlockService,

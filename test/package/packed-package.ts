@@ -117,4 +117,3 @@ export function typeCheck(
   const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
   return { code: errors.length > 0 ? 2 : 0, output: ts.formatDiagnostics(diagnostics, host) };
 }
-
