@@ -77,6 +77,8 @@ export { LockBusyError } from './core';
 export { QuorumUnavailableError } from './core';
 /** A lock can no longer be guaranteed (validity ran out, or an extension lost its quorum). */
 export { LockLostError } from './core';
+/** A lock was revoked (`revoke()`, from any process): the holder's `lock.signal` aborts with it, carrying the reason. */
+export { LockRevokedError } from './core';
 /** The caller's `signal` aborted an acquisition; the keys written so far are removed. */
 export { AcquireAbortedError } from './core';
 /** The instance was closed with `quit()`: no more locks through it; waiting acquisitions stop with it. */
@@ -111,6 +113,10 @@ export type { Timer } from './core';
 export type { ReadyState } from './core';
 /** Counters of a `Redlock` instance (`redlock.stats`). */
 export type { RedlockStats } from './core';
+/** What `inspect()` and `holders()` answer: a lock over every node, each node's view, each holder. */
+export type { LockHolder, LockInspection, NodeInspection } from './core';
+/** Options of `holders()` and `revoke()`, and what a revocation did. */
+export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './core';
 /** The result of `Redlock.probe()` / `RedlockService.probe()`, and one node's part of it. */
 export type { HealthReport, NodeHealth } from './core';
 /** The events of a `Redlock` instance (`redlock.on(...)`) and their payloads. */

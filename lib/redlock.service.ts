@@ -11,7 +11,14 @@ import {
   normalizeResources,
   usingArguments,
 } from './core';
-import type { HealthReport, LeadOptions } from './core';
+import type {
+  HealthReport,
+  HoldersOptions,
+  LeadOptions,
+  LockInspection,
+  RevokeOptions,
+  RevokeOutcome,
+} from './core';
 import { LockedSections } from './locked';
 import type { Redlock } from './redis';
 import { REDLOCK_RESOLVED_OPTIONS } from './redlock.constants';
@@ -135,6 +142,24 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   /** Probes every node (round trip, uptime, restart-guard window) within `timeout` ms; see `Redlock.probe`. */
   probe(timeout?: number): Promise<HealthReport> {
     return this.redlock.probe(timeout);
+  }
+
+  /** How `resource` is held on every node and on the quorum: holder labels, since when, ttl; see `Redlock.inspect`. */
+  inspect(resource: string): Promise<LockInspection> {
+    return this.redlock.inspect(resource);
+  }
+
+  /** The locks held under the key prefix, each as `inspect()` shows it (SCAN, bounded); see `Redlock.holders`. */
+  holders(options?: HoldersOptions): Promise<LockInspection[]> {
+    return this.redlock.holders(options);
+  }
+
+  /**
+   * Deletes `resource`'s lock on every node whoever holds it; the holder in any instance sees its `lock.signal`
+   * abort with a `LockRevokedError` carrying `reason` (a `@Locked` method's work too); see `Redlock.revoke`.
+   */
+  revoke(resource: string, options: RevokeOptions): Promise<RevokeOutcome> {
+    return this.redlock.revoke(resource, options);
   }
 
   /** Counters of the core instance: how waiters woke, how many locks were lost. */

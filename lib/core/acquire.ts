@@ -6,7 +6,7 @@ import {
   RedlockClosedError,
 } from './errors';
 import { Answer, NodeGroup, askNodes, votesOf } from './fan-out';
-import { OwnerClaim, newOwnerValue } from './lock';
+import { OwnerClaim, nextOwnerValue } from './lock';
 import type { AcquireReply, AcquireRequest, LockNode } from './lock-node';
 import * as messages from './messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from './messages';
@@ -90,7 +90,9 @@ export async function acquireWithRetries(
       throwIfAborted(signal, resources);
       if (waiter) waiter.announced = false;
       const current =
-        attempts === 1 || plan.unsafeReuseOwner ? request : { ...request, owner: newOwnerValue() };
+        attempts === 1 || plan.unsafeReuseOwner
+          ? request
+          : { ...request, owner: nextOwnerValue(request.owner) };
       const claim: OwnerClaim = { abandoned: false };
       const attempt = await attemptAcquire(plan, current, claim);
       if (attempt.kind === 'acquired') {

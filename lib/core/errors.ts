@@ -137,6 +137,20 @@ export class LockLostError extends RedlockError {
 }
 
 /**
+ * The lock was revoked: `revoke()` (from this process or any other) deleted it on the nodes, for `reason`. It is
+ * the reason of the holder's `lock.signal`, and what `using()` rejects with once the work settled.
+ */
+export class LockRevokedError extends LockLostError {
+  constructor(
+    resources: readonly string[],
+    /** What the revocation said (`revoke(resource, { reason })`). */
+    readonly reason: string,
+  ) {
+    super(resources, messages.revoked(reason));
+  }
+}
+
+/**
  * The application is shutting down: new locks are refused with it, and it is the reason of `lock.signal`
  * for locks still held when shutdown began.
  */

@@ -53,6 +53,8 @@ export interface RedlockEventMap {
    * signal `aborted` it. After `lost`, a new term follows unless `recampaign` is false.
    */
   deposed: { resources: readonly string[]; term: number; reason: DeposedReason };
+  /** This instance revoked a lock (`revoke()`): on how many nodes it deleted something. */
+  revoked: { resource: string; reason: string; revokedOn: number };
   /** A node answered with an error or could not be asked. */
   'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
 }
@@ -70,6 +72,7 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'unavailable',
   'elected',
   'deposed',
+  'revoked',
   'node-error',
 ]);
 

@@ -12,6 +12,8 @@ export interface KeyPlan {
   readonly guardKey: string;
   /** How long a waiting writer's intent keeps readers out without a new attempt (docs/DESIGN.md §15). */
   readonly intentTtl: number;
+  /** The instance's owner label, written in every owner value (docs/DESIGN.md §16). */
+  readonly ownerLabel: string;
 }
 
 /**
@@ -26,7 +28,7 @@ export function requestFor(
 ): AcquireRequest {
   const prefix = plan.keyPrefix;
   const keys = resources.map((resource) => lockKey(prefix, resource));
-  const owner = newOwnerValue();
+  const owner = newOwnerValue(plan.ownerLabel);
   const request: AcquireRequest = {
     keys,
     fenceKeys: settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS,

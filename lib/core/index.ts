@@ -3,14 +3,23 @@
  * It reaches nodes only through the `LockNode` port and time only through `Clock`.
  */
 export { RedlockCore } from './redlock';
-export type { RedlockStats } from './redlock';
+export type { RedlockStats } from './instance-plan';
 /** @internal */
-export type { RedlockInternals } from './redlock';
+export type { RedlockInternals } from './instance-plan';
 /** @internal */
 export type { SectionPort } from './section-port';
 export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
-export type { LockNode, AcquireReply, AcquireRequest, ReadyState, ReleaseListener } from './lock-node';
+export type {
+  LockNode,
+  AcquireReply,
+  AcquireRequest,
+  KeyReading,
+  NodeReading,
+  ReadyState,
+  ReleaseListener,
+  RevokeRequest,
+} from './lock-node';
 export type { Clock, Timer } from './clock';
 export { systemClock, withTimeout } from './clock';
 export type {
@@ -38,6 +47,7 @@ export {
   LockBusyError,
   QuorumUnavailableError,
   LockLostError,
+  LockRevokedError,
   AcquireAbortedError,
   ShutdownError,
   RedlockClosedError,
@@ -47,3 +57,5 @@ export { describe, formatResources } from './messages';
 export { MAX_DURATION, durationProblem, validateDuration } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';
+export type { LockHolder, LockInspection, NodeInspection } from './inspection';
+export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './revocation';

@@ -11,7 +11,9 @@ import type { LockNode } from './lock-node';
 import { LockingContext, lockResources } from './lock-resources';
 import { describe, workUnprotected } from './messages';
 import { ResolvedOptions, USING_OPTION_KEYS, resolveCallOptions } from './options';
+import type { InspectionContext } from './inspection';
 import { Releases } from './releases';
+import { Revocations } from './revocation';
 import { Renewals } from './renewals';
 import { LockHost, runUnderLock } from './run-under-lock';
 import type { SectionPort } from './section-port';
@@ -77,6 +79,7 @@ export function keyPlanOf(options: ResolvedOptions, internals: RedlockInternals)
     keyPrefix: options.keyPrefix,
     guardKey: `${options.keyPrefix}!boot`,
     intentTtl: internals.unsafeNoWriterIntent ? 0 : Math.max(MIN_INTENT_TTL, 4 * options.maxRetryDelay),
+    ownerLabel: options.owner,
   });
 }
 
@@ -99,6 +102,8 @@ export interface InstanceParts {
   readonly renewals: Renewals;
   readonly releases: Releases;
   readonly sections: SectionPort;
+  readonly revocations: Revocations;
+  readonly inspection: InspectionContext;
 }
 
 /**
@@ -120,6 +125,9 @@ export function instanceParts(
     if (events.has('lost')) events.emit('lost', { resources: lock.resources, error });
   };
   const releases = new Releases(plan);
+  const inspection: InspectionContext = Object.freeze({ group: plan, keyPrefix: options.keyPrefix });
+  const revocations = new Revocations({ ...inspection, events, logger: options.logger, countLost });
+  releases.onReleased((lock) => revocations.untrack(lock));
   const renewals = new Renewals(
     clock,
     (held) => self.extend(held),
@@ -136,6 +144,7 @@ export function instanceParts(
     events,
     stats,
     issuer: self,
+    onGranted: (lock: Lock) => revocations.track(lock),
   });
   const host: LockHost = Object.freeze({
     keepAlive: (lock: Lock) => self.keepAlive(lock),
@@ -155,7 +164,7 @@ export function instanceParts(
     release: (lock) => self.release(lock),
     lead: (name, work, leadOptions, runTerm) => runLeadership(runTerm, events, name, work, leadOptions),
   });
-  return Object.freeze({ plan, locking, host, renewals, releases, sections });
+  return Object.freeze({ plan, locking, host, renewals, releases, sections, revocations, inspection });
 }
 
 /** @internal The nodes an instance was given, checked (a non-empty array) and frozen in their order. */

@@ -43,6 +43,38 @@ export type AcquireReply =
    */
   | { readonly outcome: 'refused'; readonly uptime: number; readonly basis?: 'uptime' | 'data-age' };
 
+/** One key as a node holds it, read by {@link LockNode.inspect}. */
+export type KeyReading =
+  | { readonly type: 'none' }
+  | { readonly type: 'string'; readonly value: string; readonly pttl: number }
+  | {
+      readonly type: 'zset';
+      readonly pttl: number;
+      /** How many members the set has (only the first 100 by score are in `members`). */
+      readonly count: number;
+      /** Member and score, by score. */
+      readonly members: readonly (readonly [string, number])[];
+    }
+  | { readonly type: 'other'; readonly name: string };
+
+/** What a node holds under some keys, and its clock when it read them. */
+export interface NodeReading {
+  /** The node's clock (Redis: `TIME`), in epoch ms. */
+  readonly time: number;
+  /** One reading per key asked for, in the same order. */
+  readonly keys: readonly KeyReading[];
+}
+
+/** What a revocation asks of one node (docs/DESIGN.md §16). */
+export interface RevokeRequest {
+  /** The keys to delete whoever holds them: first `lockKeys` lock keys (announced as released), then the rest. */
+  readonly keys: readonly string[];
+  readonly lockKeys: number;
+  /** Where the revocation is announced, and what is published there. */
+  readonly channel: string;
+  readonly message: string;
+}
+
 /**
  * One independent Redis node as the algorithm sees it. The core reaches Redis only through this interface,
  * so a simulation can stand in virtual nodes. Each method applies the guarantees of the matching Lua script
@@ -88,6 +120,20 @@ export interface LockNode {
    * function once the subscription is active, or rejects when it cannot be made (waiters then poll).
    */
   watch?(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
+  /** Optional, for inspection: reads `keys` as they are (read-only), with the node's clock. */
+  inspect?(keys: readonly string[]): Promise<NodeReading>;
+  /**
+   * Optional, for listing locks: up to `limit` keys matching the glob `pattern`, found by scanning (never by
+   * `KEYS`: a scan does not block the server), in no particular order.
+   */
+  scanKeys?(pattern: string, limit: number): Promise<string[]>;
+  /** Optional: deletes a resource's keys whoever holds them and announces it; resolves how many were deleted. */
+  revoke?(request: RevokeRequest): Promise<number>;
+  /**
+   * Optional: calls `onMessage` with every message published on `channel` (revocations); resolves the
+   * unsubscribe function once subscribed, or rejects when it cannot subscribe.
+   */
+  subscribeToChannel?(channel: string, onMessage: (message: string) => void): Promise<() => void>;
   /**
    * Optional, for health checks: resolves a lower bound of the node's uptime in ms, or undefined when the
    * node cannot tell (rejects when it cannot be asked).

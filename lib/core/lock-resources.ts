@@ -22,6 +22,8 @@ export interface LockingContext {
   readonly stats: { wokenByRelease: number; wokenByTimer: number };
   /** The instance the locks belong to (their extend and release go there). */
   readonly issuer: LockOwner;
+  /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
+  readonly onGranted: (lock: Lock) => void;
 }
 
 /**
@@ -71,7 +73,14 @@ export async function lockResources(
   const elapsed = plan.clock.now() - began;
   if (result.kind === 'acquired') {
     announceOutcome(events, result, resources, settings, elapsed, undefined);
-    return new Lock(grantOf(result, request, resources, settings), result.claim, context.issuer, plan.clock);
+    const lock = new Lock(
+      grantOf(result, request, resources, settings),
+      result.claim,
+      context.issuer,
+      plan.clock,
+    );
+    context.onGranted(lock);
+    return lock;
   }
   const failed = result;
   const fail = () => failureOf(plan, resources, failed.attempt, failed.attempts, failed.elapsed, request);

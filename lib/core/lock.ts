@@ -240,14 +240,41 @@ export class Lock {
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 const OWNER_BYTES = 20;
+/** The length of an owner value's random part: 20 bytes in base64url. */
+const RANDOM_CHARS = 27;
 
-/** 20 random bytes (never reused), base64url: the owner value of one acquisition. */
-export function newOwnerValue(): string {
+/**
+ * The owner value of one attempt: 20 random bytes (never reused, base64url), then `:<epoch ms, base 36>:<label>`
+ * — when the attempt was sent, by this process's clock, and the instance's owner label, for inspection
+ * (docs/DESIGN.md §16). The random part is what makes the value this attempt's alone.
+ */
+export function newOwnerValue(label: string): string {
   if (poolOffset + OWNER_BYTES > pool.length) {
     pool = randomBytes(4096);
     poolOffset = 0;
   }
-  const value = pool.toString('base64url', poolOffset, poolOffset + OWNER_BYTES);
+  const random = pool.toString('base64url', poolOffset, poolOffset + OWNER_BYTES);
   poolOffset += OWNER_BYTES;
-  return value;
+  return `${random}:${Date.now().toString(36)}:${label}`;
+}
+
+/** A later attempt's owner value: new random bytes and time, the label of `previous`. */
+export function nextOwnerValue(previous: string): string {
+  return newOwnerValue(ownerOf(previous)?.label ?? '');
+}
+
+/** What an owner value says of its holder: its label and since when (epoch ms, the holder's clock). */
+export interface OwnerOfValue {
+  readonly label: string;
+  readonly since: number;
+}
+
+/** The label and time of an owner value this library wrote, or undefined for any other value. */
+export function ownerOf(value: string): OwnerOfValue | undefined {
+  if (value.length < RANDOM_CHARS + 3 || value[RANDOM_CHARS] !== ':') return undefined;
+  const end = value.indexOf(':', RANDOM_CHARS + 1);
+  if (end === -1) return undefined;
+  const since = parseInt(value.slice(RANDOM_CHARS + 1, end), 36);
+  if (!Number.isSafeInteger(since)) return undefined;
+  return { label: value.slice(end + 1), since };
 }

@@ -323,3 +323,13 @@ export function permitsOfSeveral(resources: readonly string[], permits: number):
     `holders of one resource; take each in a call of its own.`
   );
 }
+
+/** Why a revoked lock was lost (`LockRevokedError`). */
+export function revoked(reason: string): string {
+  return `it was revoked (${JSON.stringify(reason)}): revoke() deleted it on the nodes. Another owner may hold it now.`;
+}
+
+/** The log line of every revocation this instance makes. */
+export function revocationLine(resource: string, reason: string, deletedOn: number, nodes: number): string {
+  return `Revoked the lock on ${JSON.stringify(resource)} (${JSON.stringify(reason)}): deleted on ${deletedOn} of ${nodes} nodes.`;
+}

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { durationProblem, validateDuration } from './durations';
 import { InvalidArgumentError, UnknownOptionError } from './errors';
 import { describe, emptyHashTagPrefix } from './messages';
@@ -51,6 +52,12 @@ export interface RedlockOptions {
   onLockLost?: 'throw' | 'warn';
   /** Where warnings go (even node count, lost locks). Default: `console.warn`. `false` silences them. */
   logger?: RedlockLogger | false;
+  /**
+   * Who this instance is, as `inspect()` and `holders()` show it beside every lock it holds: up to 100
+   * printable characters (no line breaks). Default `<hostname>:<pid>`. Only a label, stored in each lock's
+   * owner value after its random part: releases and extensions are still decided by the whole value.
+   */
+  owner?: string;
 }
 
 /** Per-call options of `acquire()`, `tryAcquire()` and `using()`; unset ones come from the instance. */
@@ -106,6 +113,9 @@ export type ResolvedOptions = Readonly<Required<Omit<RedlockOptions, 'logger'>>>
   readonly logger: RedlockLogger | undefined;
 };
 
+/** The longest owner label: it is written with every lock, on every node. */
+export const MAX_OWNER_LABEL = 100;
+
 /** The defaults, documented once. */
 export const DEFAULT_OPTIONS = Object.freeze({
   ttl: 10_000,
@@ -115,6 +125,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   retryDelay: 10,
   maxRetryDelay: 200,
   keyPrefix: 'redlock:',
+  owner: defaultOwnerLabel(),
   fencing: false,
   restartGuard: true as boolean | number,
   autoExtend: true,
@@ -166,6 +177,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   if (brace >= 0 && resolved.keyPrefix[brace + 1] === '}') {
     throw new InvalidArgumentError(emptyHashTagPrefix(resolved.keyPrefix));
   }
+  validateOwnerLabel(resolved.owner);
   const logger = options.logger === false ? undefined : (options.logger ?? consoleLogger);
   if (logger !== undefined && typeof logger.warn !== 'function') {
     throw new InvalidArgumentError('logger must be false or an object with a warn(message) method.');
@@ -308,4 +320,25 @@ export function usingArguments<F extends (...args: never[]) => unknown>(
     );
   }
   return { options: typeof optionsOrFn === 'function' ? undefined : optionsOrFn, fn };
+}
+
+/** `<hostname>:<pid>`, the hostname cut to fit {@link MAX_OWNER_LABEL}. */
+function defaultOwnerLabel(): string {
+  const pid = `:${process.pid}`;
+  const host = hostname().replace(/[\x00-\x1f\x7f]/g, '') || 'unknown-host';
+  return host.slice(0, MAX_OWNER_LABEL - pid.length) + pid;
+}
+
+function validateOwnerLabel(owner: unknown): void {
+  if (
+    typeof owner !== 'string' ||
+    owner.length === 0 ||
+    owner.length > MAX_OWNER_LABEL ||
+    /[\x00-\x1f\x7f]/.test(owner)
+  ) {
+    throw new InvalidArgumentError(
+      `owner must be a label of 1 to ${MAX_OWNER_LABEL} printable characters (no line breaks), got ` +
+        `${describe(owner)}. It names this instance in inspect() and holders(); the default is <hostname>:<pid>.`,
+    );
+  }
 }

@@ -1,7 +1,7 @@
 import { AcquirePlan, AcquisitionResult, acquireWithRetries, holderDelay, throwIfAborted } from './acquire';
 import { InvalidArgumentError } from './errors';
 import { askNodes } from './fan-out';
-import { newOwnerValue } from './lock';
+import { nextOwnerValue } from './lock';
 import type { AcquireRequest } from './lock-node';
 import { conflictingPermits, describe } from './messages';
 import { callNode } from './node-contract';
@@ -58,7 +58,7 @@ export async function acquirePermit(
       for (let k = 0; k < permits; k++) {
         const slot = (first + k) % permits;
         const keys = [slots[slot]];
-        const owner = attempts === 0 ? request.owner : newOwnerValue();
+        const owner = attempts === 0 ? request.owner : nextOwnerValue(request.owner);
         const result = await acquireWithRetries(plan, resources, { ...request, keys, owner }, 0, signal);
         attempts += result.attempts;
         if (result.kind === 'acquired')

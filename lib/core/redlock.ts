@@ -5,6 +5,7 @@ import { InvalidArgumentError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
 import { extendLock } from './extend';
 import { HealthReport, probeNodes } from './health';
+import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './inspection';
 import { InstanceParts, RedlockInternals, RedlockStats, instanceParts, nodesOf } from './instance-plan';
 import { LeadOptions, runLeadership } from './leadership';
 import { Lock, LockOwner, ReleaseResult } from './lock';
@@ -25,12 +26,9 @@ import {
   usingArguments,
 } from './options';
 import { normalizeResources } from './resources';
+import type { HoldersOptions, RevokeOptions, RevokeOutcome } from './revocation';
 import { runUnderLock } from './run-under-lock';
 import type { SectionPort } from './section-port';
-
-export type { RedlockStats } from './instance-plan';
-/** @internal */
-export type { RedlockInternals } from './instance-plan';
 
 /**
  * The Redlock algorithm over N independent nodes (docs/DESIGN.md): acquire on a majority within the ttl,
@@ -194,6 +192,29 @@ export class RedlockCore implements LockOwner {
   }
 
   /**
+   * How `resource` is held on each node (owner label, since when, ttl left, mode or permit, fencing token) and on
+   * the quorum (`state`). Read-only, one script call per node (two for a semaphore): docs/DESIGN.md §16.
+   */
+  async inspect(resource: string): Promise<LockInspection> {
+    return inspectResource(this.parts.inspection, oneResource(resource, 'inspect'));
+  }
+
+  /** The locks held under the key prefix (resources starting with `prefix`), as {@link inspect} shows each; SCAN. */
+  async holders(options: HoldersOptions = {}): Promise<LockInspection[]> {
+    const { prefix, limit } = holdersOptions(options);
+    return listHolders(this.parts.inspection, prefix, limit);
+  }
+
+  /**
+   * Deletes `resource`'s lock on every node whoever holds it (writer, readers, permits; never its fence counter,
+   * so fencing still rejects the revoked holder's late writes). The holder, in any process, learns it at once:
+   * its `lock.signal` aborts with a `LockRevokedError` carrying `reason`. Logged, and emitted as `revoked`.
+   */
+  async revoke(resource: string, options: RevokeOptions): Promise<RevokeOutcome> {
+    return this.parts.revocations.revoke(oneResource(resource, 'revoke'), options);
+  }
+
+  /**
    * Waits until the nodes are connected (at most `timeout` ms), starting lazy clients. Resolves with each
    * node's state; never rejects — unreachable nodes only lower the number of votes available.
    */
@@ -201,6 +222,8 @@ export class RedlockCore implements LockOwner {
     validateDuration(timeout, 'connect() timeout', 1);
     const connected = await connectInstance(this.nodes, this.options, timeout, this.portableNoticed);
     this.portableNoticed = connected.noticed;
+    // Revocations reach this instance's holders from its first lock on (docs/DESIGN.md §16).
+    await this.parts.revocations.listen();
     return connected.states;
   }
 

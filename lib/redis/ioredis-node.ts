@@ -1,16 +1,33 @@
 import type { Redis } from 'ioredis';
-import type { AcquireReply, AcquireRequest, LockNode, ReleaseListener } from '../core';
+import type {
+  AcquireReply,
+  AcquireRequest,
+  LockNode,
+  NodeReading,
+  ReleaseListener,
+  RevokeRequest,
+} from '../core';
 import { CommandBatcher } from './command-batcher';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
 import { isClusterClient, slotOf, tagForSlot } from './cluster-slots';
 import { ReleaseChannels } from './release-channels';
-import { UnexpectedReplyError, acquireReplyOf, flagReplyOf, limitReplyOf, releaseReplyOf } from './replies';
+import {
+  UnexpectedReplyError,
+  acquireReplyOf,
+  flagReplyOf,
+  inspectReplyOf,
+  limitReplyOf,
+  releaseReplyOf,
+  revokeReplyOf,
+} from './replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
+  INSPECT_SCRIPT,
   LIMIT_SCRIPT,
+  REVOKE_SCRIPT,
   LuaScript,
   READ_EXTEND_SCRIPT,
   READ_FENCE_SCRIPT,
@@ -200,6 +217,46 @@ export class IoredisLockNode implements LockNode {
     return Math.max(0, Number(seconds) - 1) * 1000;
   }
 
+  inspect(keys: readonly string[]): Promise<NodeReading> {
+    return this.run(INSPECT_SCRIPT, { keys, args: [] }).then((raw) =>
+      inspectReplyOf(this.name, raw, keys.length),
+    );
+  }
+
+  revoke(request: RevokeRequest): Promise<number> {
+    const { keys, lockKeys, channel, message } = request;
+    return this.run(REVOKE_SCRIPT, { keys, args: [channel, lockKeys, message] }).then((raw) =>
+      revokeReplyOf(this.name, raw, keys.length),
+    );
+  }
+
+  /** SCAN (on every primary of a Cluster) until `limit` keys match or the scan is done. */
+  async scanKeys(pattern: string, limit: number): Promise<string[]> {
+    const status = this.client.status;
+    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    const servers = isClusterClient(this.client)
+      ? (this.client as unknown as { nodes(role: 'master'): Redis[] }).nodes('master')
+      : [this.client];
+    const found = new Set<string>();
+    for (const server of servers) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+        for (const key of keys) if (found.size < limit) found.add(key);
+        cursor = next;
+      } while (cursor !== '0' && found.size < limit);
+      if (found.size >= limit) break;
+    }
+    return [...found];
+  }
+
+  subscribeToChannel(channel: string, onMessage: (message: string) => void): Promise<() => void> {
+    if (this.closed)
+      return Promise.reject(new Error(`${this.name}: closed by quit(), no more subscriptions`));
+    this.channels ??= new ReleaseChannels(this.client);
+    return this.channels.subscribe(channel, onMessage);
+  }
+
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
     if (this.closed)
       return Promise.reject(new Error(`${this.name}: closed by quit(), no more subscriptions`));
@@ -230,6 +287,9 @@ export class IoredisLockNode implements LockNode {
     return this.commands.call(script, call.keys, call.args);
   }
 }
+
+/** Keys a SCAN call looks at (a hint to the server): large enough to page quickly, small enough not to block it. */
+const SCAN_COUNT = 500;
 
 function clusterCrossSlot(node: string, keys: readonly string[], slots: number[]): string {
   return (

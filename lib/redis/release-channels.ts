@@ -16,16 +16,33 @@ interface ClusterLike {
   options: { redisOptions?: object };
 }
 
+/** A channel's listener: `'released'` with the message published, `'lost'` when messages may have been missed. */
+type ChannelListener = (event: 'released' | 'lost', message?: string) => void;
+
 export class ReleaseChannels {
   private subscriber: Redis | undefined;
-  private readonly listeners = new Map<string, Set<ReleaseListener>>();
+  private readonly listeners = new Map<string, Set<ChannelListener>>();
 
   constructor(private readonly client: Redis) {}
 
-  async watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+  /** Release announcements of `keys` (`<key>:released`). */
+  watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+    return this.listen(
+      keys.map((key) => `${key}:released`),
+      listener,
+    );
+  }
+
+  /** Every message published on `channel` (revocations, docs/DESIGN.md §16), on the same connection. */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void> {
+    return this.listen([channel], (event, message) => {
+      if (event === 'released' && message !== undefined) onMessage(message);
+    });
+  }
+
+  private async listen(channels: readonly string[], listener: ChannelListener): Promise<() => void> {
     const subscriber = this.connect();
     const fresh: string[] = [];
-    const channels = keys.map((key) => `${key}:released`);
     for (const channel of channels) {
       let set = this.listeners.get(channel);
       if (!set) {
@@ -94,9 +111,9 @@ export class ReleaseChannels {
         }) as Redis)
       : this.client.duplicate(options);
     subscriber.on('error', () => undefined);
-    subscriber.on('message', (channel: string) => {
+    subscriber.on('message', (channel: string, message: string) => {
       const set = this.listeners.get(channel);
-      if (set) for (const listener of [...set]) listener('released');
+      if (set) for (const listener of [...set]) listener('released', message);
     });
     subscriber.on('close', () => {
       for (const set of this.listeners.values()) for (const listener of [...set]) listener('lost');

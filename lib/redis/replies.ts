@@ -1,4 +1,4 @@
-import type { AcquireReply } from '../core';
+import type { AcquireReply, KeyReading, NodeReading } from '../core';
 
 /**
  * A node answered a lock script with something the script cannot return: not a Redis server running this
@@ -95,4 +95,46 @@ function showReply(reply: unknown): string {
     text = String(reply);
   }
   return text.length > 100 ? `${text.slice(0, 100)}…(${text.length} chars)` : text;
+}
+
+/** The inspect script's reply (scripts.ts): the clock, then one entry per key, checked field by field. */
+export function inspectReplyOf(node: string, raw: unknown, count: number): NodeReading {
+  const fail = (problem: string): never => {
+    throw new UnexpectedReplyError(node, 'the inspect script', raw, problem);
+  };
+  if (!Array.isArray(raw) || raw.length !== count + 1) return fail(`expected the clock and ${count} entries`);
+  const time = integerOf(raw[0]);
+  if (time === undefined || time < 0) return fail('the clock is not a whole number of ms');
+  const keys = raw.slice(1).map((entry: unknown): KeyReading => {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string') return fail('an entry is not {type, ...}');
+    const [type, ...rest] = entry as [string, ...unknown[]];
+    if (type === 'none') return { type: 'none' };
+    if (type === 'string') {
+      const pttl = integerOf(rest[1]);
+      if (typeof rest[0] !== 'string' || pttl === undefined)
+        return fail('a string entry is not {value, pttl}');
+      return { type: 'string', value: rest[0], pttl };
+    }
+    if (type === 'zset') {
+      const pttl = integerOf(rest[0]);
+      const size = integerOf(rest[1]);
+      if (pttl === undefined || size === undefined || rest.length % 2 !== 0)
+        return fail('a bad sorted-set entry');
+      const members: [string, number][] = [];
+      for (let i = 2; i < rest.length; i += 2) {
+        const score = Number(rest[i + 1]);
+        if (typeof rest[i] !== 'string' || !Number.isFinite(score)) return fail('a bad sorted-set member');
+        members.push([rest[i] as string, score]);
+      }
+      return { type: 'zset', pttl, count: size, members };
+    }
+    return { type: 'other', name: type };
+  });
+  return { time, keys };
+}
+
+/** The revoke script answers how many of the `count` keys it deleted. */
+export function revokeReplyOf(node: string, raw: unknown, count: number): number {
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw <= count) return raw;
+  throw new UnexpectedReplyError(node, 'the revoke script', raw, `expected a count from 0 to ${count}`);
 }

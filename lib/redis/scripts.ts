@@ -424,3 +424,54 @@ end
 return removed
 `,
 );
+
+/** The most members of a readers set one inspection reads (the rest are counted). */
+export const INSPECT_MEMBERS = 100;
+
+/**
+ * INSPECT (read-only, docs/DESIGN.md §16). KEYS: the keys to read. Returns the server's clock in ms, then per
+ * key `{type}` — with `{'string', value, pttl}` for a string and `{'zset', pttl, count, member, score, ...}` (the
+ * first 100 members by score) for a sorted set; any other type is only named.
+ */
+export const INSPECT_SCRIPT = script(
+  NOW_MS +
+    `
+local out = { now_ms() }
+for i = 1, #KEYS do
+  local t = redis.call('TYPE', KEYS[i])['ok']
+  if t == 'string' then
+    out[#out + 1] = { t, redis.call('GET', KEYS[i]), redis.call('PTTL', KEYS[i]) }
+  elseif t == 'zset' then
+    local entry = { t, redis.call('PTTL', KEYS[i]), redis.call('ZCARD', KEYS[i]) }
+    local members = redis.call('ZRANGE', KEYS[i], 0, ${INSPECT_MEMBERS - 1}, 'WITHSCORES')
+    for j = 1, #members do entry[#entry + 1] = members[j] end
+    out[#out + 1] = entry
+  else
+    out[#out + 1] = { t }
+  end
+end
+return out
+`,
+);
+
+/**
+ * REVOKE (docs/DESIGN.md §16). KEYS: the keys of one resource to delete whoever holds them — first the ARGV[2]
+ * lock keys (the lock key, a semaphore's permit keys), then its readers set and writer intent; never its fence
+ * counter, so later tokens still exceed the revoked holder's. ARGV[1]: the revocation channel, ARGV[3]: the
+ * message. Each deleted lock key is announced on `<key>:released` (waiters wake) and, when anything was
+ * deleted, the message on the revocation channel (the holder aborts). Returns how many keys were deleted.
+ */
+export const REVOKE_SCRIPT = script(
+  `
+local deleted = 0
+local locks = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  if redis.call('DEL', KEYS[i]) == 1 then
+    deleted = deleted + 1
+    if i <= locks then redis.call('PUBLISH', KEYS[i] .. ':released', '1') end
+  end
+end
+if deleted > 0 then redis.call('PUBLISH', ARGV[1], ARGV[3]) end
+return deleted
+`,
+);

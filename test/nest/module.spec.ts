@@ -131,7 +131,8 @@ describe('RedlockModule (3 real nodes)', () => {
       const during = await clientsOnNodes(nodes);
       expect(during[0]).toContain('user-client');
       expect(during[1]).toContain('module-owned');
-      expect(during[2].length).toBe(before[2].length + 1);
+      // The lock client it created and that client's subscriber (revocations, release announcements).
+      expect(during[2].length).toBe(before[2].length + 2);
 
       await closeApp(app);
       expect(userClient.status).toBe('ready');

@@ -81,6 +81,7 @@ describe('the public API', () => {
       'LockBusyError',
       'LockBusyFilter',
       'LockLostError',
+      'LockRevokedError',
       'Locked',
       'QuorumUnavailableError',
       'Redlock',
