@@ -8,7 +8,7 @@ import { useRedisNodes } from '../support';
  */
 const LEAST_PRIVILEGE =
   'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +exists +zadd +zrange ' +
-  '+zremrangebyscore +zscore +zrem +publish +time ' +
+  '+zremrangebyscore +zscore +zrem +publish +time +type +zcard +scan ' +
   '+ping +subscribe +unsubscribe +quit';
 const NO_DANGEROUS = 'on >lockpass ~* &* +@all -@dangerous';
 
@@ -75,6 +75,33 @@ describe('ACL users (3 real nodes)', () => {
 
   it('least privilege (the ACL line README gives): acquire, fencing, extend, busy, wake-up, using, read-write, probe', async () => {
     await lifecycle(await asUser('locker', LEAST_PRIVILEGE));
+  });
+
+  it('least privilege: inspect, holders and revoke (the holder hears it on the revocation channel)', async () => {
+    const urls = await asUser('locker', LEAST_PRIVILEGE);
+    const operator = new Redlock(urls, { logger: false, restartGuard: false, nodeTimeout: 500 });
+    const holder = new Redlock(urls, {
+      logger: false,
+      restartGuard: false,
+      nodeTimeout: 500,
+      owner: 'acl-holder',
+    });
+    try {
+      await Promise.all([operator.connect(2_000), holder.connect(2_000)]);
+      const lock = await holder.acquire('acl:operated', { ttl: 30_000 });
+      const inspection = await operator.inspect('acl:operated');
+      expect(inspection.nodes.map((node) => node.error)).toEqual([undefined, undefined, undefined]);
+      expect(inspection.holders.map((h) => [h.owner, h.nodes])).toEqual([['acl-holder', 3]]);
+      expect((await operator.holders({ prefix: 'acl:' })).map((i) => i.resource)).toEqual(['acl:operated']);
+      const aborted = new Promise((resolve) =>
+        lock.signal.addEventListener('abort', resolve, { once: true }),
+      );
+      expect((await operator.revoke('acl:operated', { reason: 'acl test' })).revokedOn).toBe(3);
+      await aborted;
+      expect(lock.lostError?.name).toBe('LockRevokedError');
+    } finally {
+      await Promise.all([operator.quit(), holder.quit()]);
+    }
   });
 
   it('+@all -@dangerous: the same, INFO denied', async () => {
