@@ -135,6 +135,38 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
+  it('inspect, holders (a scan of every primary) and revoke on a Cluster node', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false, owner: 'cluster-op' });
+    const holder = new Redlock([client], { restartGuard: false, logger: false, owner: 'cluster-holder' });
+    try {
+      await Promise.all([redlock.connect(5_000), holder.connect(5_000)]);
+      // Resources spread over the slots of several primaries: holders() must scan each of them.
+      const resources = Array.from({ length: 12 }, (_, i) => `ops:${i}`);
+      const primaries = new Set(
+        await Promise.all(resources.map((r) => cluster.primaryOf(slotOf(`redlock:{${r}}`)))),
+      );
+      expect(primaries.size).toBeGreaterThan(1);
+      const locks = await Promise.all(resources.map((r) => holder.acquire(r, { ttl: 30_000 })));
+      const permit = await holder.acquire('ops:pool', { permits: 2 });
+      const inspection = await redlock.inspect('ops:pool');
+      expect(inspection).toMatchObject({ state: 'held', permits: 2 });
+      expect(inspection.holders.map((h) => [h.owner, h.permit])).toEqual([['cluster-holder', permit.permit]]);
+      const listed = await redlock.holders({ prefix: 'ops:' });
+      expect(listed.map((i) => i.resource).sort()).toEqual([...resources, 'ops:pool'].sort());
+      const aborted = new Promise((resolve) =>
+        locks[3].signal.addEventListener('abort', resolve, { once: true }),
+      );
+      expect((await redlock.revoke('ops:3', { reason: 'cluster test' })).revokedOn).toBe(1);
+      await aborted;
+      expect(locks[3].lostError?.name).toBe('LockRevokedError');
+      expect((await redlock.inspect('ops:3')).state).toBe('free');
+      await Promise.all([...locks.filter((_, i) => i !== 3), permit].map((lock) => lock.release()));
+      expect(await redlock.holders({ prefix: 'ops:' })).toEqual([]);
+    } finally {
+      await Promise.all([redlock.quit(), holder.quit()]);
+    }
+  });
+
   it('a waiter wakes on the release announcement', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false });
     try {
