@@ -44,6 +44,7 @@ export { instrumentRedlock } from './telemetry';
 /** Options of `instrumentRedlock`, and the parts of an OpenTelemetry tracer and meter it uses. */
 export type {
   MeterLike,
+  ObservableLike,
   RedlockEventSource,
   RedlockTelemetryOptions,
   SpanLike,

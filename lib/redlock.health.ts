@@ -5,12 +5,20 @@ import { RedlockService } from './redlock.service';
 /** What {@link RedlockHealthIndicator.isHealthy} returns, in the shape `@nestjs/terminus` 11 expects. */
 export type RedlockHealthResult<Key extends string = string> = Record<
   Key,
-  { status: 'up' | 'down'; quorum: number; nodes: NodeHealth[] }
+  {
+    status: 'up' | 'down';
+    quorum: number;
+    nodes: NodeHealth[];
+    /** Locks this instance holds now, and callers waiting in an acquisition (`stats.held`, `stats.waiting`). */
+    held: number;
+    waiting: number;
+  }
 >;
 
 /**
  * A health indicator for `@nestjs/terminus`: up when a quorum of nodes answers within the timeout and is
- * past its restart-guard window; per-node details (latency, error, uptime, guard window left). Needs no
+ * past its restart-guard window; per-node details (latency, error, uptime, guard window left), and how many
+ * locks this instance holds and how many callers wait. Needs no
  * import of terminus (an optional peer): terminus 11 reads the returned `status`.
  *
  * ```ts
@@ -32,6 +40,8 @@ export class RedlockHealthIndicator {
       status: report.healthy ? ('up' as const) : ('down' as const),
       quorum: report.quorum,
       nodes: report.nodes,
+      held: this.redlock.stats.held,
+      waiting: this.redlock.stats.waiting,
     };
     return { [key]: details } as RedlockHealthResult<Key>;
   }

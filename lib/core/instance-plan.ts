@@ -45,8 +45,16 @@ export interface RedlockStats {
   wokenByRelease: number;
   /** Waiters woken by their timer (holder's ttl or backoff). */
   wokenByTimer: number;
-  /** Locks declared lost while held (failed renewal or validity ran out). */
+  /** Locks declared lost while held (failed renewal, validity ran out, or revoked). */
   locksLost: number;
+  /** Callers waiting in an acquisition of this instance right now (a gauge). */
+  waiting: number;
+  /** Locks of this instance handed out and neither released nor expired (a gauge, counted when read). */
+  readonly held: number;
+  /** Renewals (automatic extensions) that failed: too few nodes answered, or the lock was gone. */
+  renewalsFailed: number;
+  /** Locks this instance revoked (`revoke()`). */
+  revocations: number;
 }
 
 /** @internal The acquisition plan of an instance: its nodes, quorum, clock, timeouts and retry policy (built once). */
@@ -124,13 +132,24 @@ export function instanceParts(
     stats.locksLost++;
     if (events.has('lost')) events.emit('lost', { resources: lock.resources, error });
   };
+  Object.defineProperty(stats, 'held', { get: () => revocations.heldCount(), enumerable: true });
   const releases = new Releases(plan);
   const inspection: InspectionContext = Object.freeze({ group: plan, keyPrefix: options.keyPrefix });
-  const revocations = new Revocations({ ...inspection, events, logger: options.logger, countLost });
+  const revocations = new Revocations({
+    ...inspection,
+    events,
+    logger: options.logger,
+    countLost,
+    counted: () => stats.revocations++,
+  });
   releases.onReleased((lock) => revocations.untrack(lock));
   const renewals = new Renewals(
     clock,
-    (held) => self.extend(held),
+    (held) =>
+      self.extend(held).catch((error: unknown) => {
+        stats.renewalsFailed++;
+        throw error;
+      }),
     (lost, error) => {
       options.logger?.warn(workUnprotected(error.message));
       countLost(lost, error);

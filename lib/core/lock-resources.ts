@@ -19,7 +19,7 @@ export interface LockingContext {
   readonly lifetime: AbortSignal;
   readonly events: RedlockEvents;
   /** Counters the instance reports (`Redlock.stats`). */
-  readonly stats: { wokenByRelease: number; wokenByTimer: number };
+  readonly stats: { wokenByRelease: number; wokenByTimer: number; waiting: number };
   /** The instance the locks belong to (their extend and release go there). */
   readonly issuer: LockOwner;
   /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
@@ -58,6 +58,7 @@ export async function lockResources(
   // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
   const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
   let result: PermitResult;
+  stats.waiting++;
   try {
     result =
       settings.wait > 0
@@ -66,6 +67,7 @@ export async function lockResources(
           )
         : await attempt(0);
   } finally {
+    stats.waiting--;
     stop.dispose();
   }
   stats.wokenByRelease += result.wokenByRelease;

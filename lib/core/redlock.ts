@@ -43,8 +43,16 @@ export class RedlockCore implements LockOwner {
   readonly quorum: number;
   /** The effective options (defaults applied). */
   readonly options: ResolvedOptions;
-  /** Counters: how waiters woke, how many locks were lost. */
-  readonly stats: RedlockStats = { wokenByRelease: 0, wokenByTimer: 0, locksLost: 0 };
+  /** Counters and gauges: how waiters woke, locks lost, renewals failed, revocations; callers waiting, locks held. */
+  readonly stats: RedlockStats = {
+    wokenByRelease: 0,
+    wokenByTimer: 0,
+    locksLost: 0,
+    waiting: 0,
+    held: 0,
+    renewalsFailed: 0,
+    revocations: 0,
+  };
   /** @internal The Nest layer's locked sections drive this instance through this port only. */
   readonly sections: SectionPort;
   private readonly parts: InstanceParts;

@@ -41,6 +41,8 @@ export interface RevocationContext {
   readonly logger: RedlockLogger | undefined;
   /** A held lock declared lost: counted and announced once (`lost`). */
   readonly countLost: (lock: Lock, error: LockLostError) => void;
+  /** Counts one revocation made by this instance (`stats.revocations`). */
+  readonly counted: () => void;
 }
 
 /** The longest reason a revocation may give. */
@@ -132,6 +134,7 @@ export class Revocations {
     );
     // Locks of this very instance learn it at once, without waiting for the message.
     this.heard(resource, reason);
+    this.context.counted();
     this.context.logger?.warn(messages.revocationLine(resource, reason, revokedOn, group.nodes.length));
     const { events } = this.context;
     if (events.has('revoked')) events.emit('revoked', { resource, reason, revokedOn });
@@ -191,6 +194,16 @@ export class Revocations {
       const error = new LockRevokedError(lock.resources, reason);
       if (lock.markLost(error)) this.context.countLost(lock, error);
     }
+  }
+
+  /** How many locks of this instance are held now (neither released nor expired); sweeps the rest out. */
+  heldCount(): number {
+    this.sweep();
+    let count = 0;
+    const seen = new Set<Lock>();
+    for (const set of this.held.values())
+      for (const lock of set) if (!seen.has(lock)) (seen.add(lock), count++);
+    return count;
   }
 
   /** Drops released and expired locks (a lock that was never released leaves the map here). */

@@ -2,6 +2,7 @@
 export { instrumentRedlock } from './opentelemetry';
 export type {
   MeterLike,
+  ObservableLike,
   RedlockEventSource,
   RedlockTelemetryOptions,
   SpanLike,

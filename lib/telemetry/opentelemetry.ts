@@ -1,10 +1,11 @@
 import { InvalidArgumentError } from '../core';
-import type { RedlockEventMap, RedlockEventName } from '../core';
+import type { RedlockEventMap, RedlockEventName, RedlockStats } from '../core';
 
 /**
  * OpenTelemetry for locks, from the typed events: spans for acquire, extend and release (with their outcome
  * and attempt count), histograms of how long acquisitions waited and locks were held, counters of busy and
- * unavailable acquisitions, lost locks and node errors. `@opentelemetry/api` is an optional peer: it is
+ * unavailable acquisitions, lost locks, revocations and node errors; gauges of locks held, callers waiting and
+ * renewals failed (from the source's `stats`). `@opentelemetry/api` is an optional peer: it is
  * loaded only when no tracer or meter is given. Attributes stay low-cardinality — never the lock's
  * resources unless `resourceAttribute` asks for them.
  */
@@ -38,11 +39,21 @@ export interface MeterLike {
   ): {
     add(value: number, attributes?: Record<string, string | number | boolean>): void;
   };
+  /** Optional (OpenTelemetry API ≥ 1.3): gauges read when the SDK collects. Without it, no gauges. */
+  createObservableGauge?(name: string, options?: { description?: string; unit?: string }): ObservableLike;
+}
+
+/** What this needs of an OpenTelemetry observable instrument. */
+export interface ObservableLike {
+  addCallback(callback: (result: { observe(value: number): void }) => void): void;
+  removeCallback(callback: (result: { observe(value: number): void }) => void): void;
 }
 
 /** Anything with the typed events: a core `Redlock` or the Nest `RedlockService`. */
 export interface RedlockEventSource {
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void;
+  /** Its counters and gauges: with them (and a meter that has observable gauges), the gauges are recorded too. */
+  readonly stats?: Pick<RedlockStats, 'held' | 'waiting' | 'renewalsFailed'>;
 }
 
 /** Options of {@link instrumentRedlock}. */
@@ -93,6 +104,10 @@ export function instrumentRedlock(
   const nodeErrors = meter?.createCounter('redlock.node.errors', {
     description: 'Node errors, by node and operation',
   });
+  const revoked = meter?.createCounter('redlock.lock.revocations', {
+    description: 'Locks this instance revoked',
+  });
+  const gauges = observeStats(meter, source.stats);
 
   const span = (
     name: string,
@@ -154,12 +169,44 @@ export function instrumentRedlock(
       span('redlock.release', e.elapsed, e.resources, { 'redlock.released_on': e.releasedOn });
     }),
     source.on('lost', () => lost?.add(1)),
+    source.on('revoked', () => revoked?.add(1)),
     source.on('node-error', (e) =>
       nodeErrors?.add(1, { 'redlock.node': e.node, 'redlock.operation': e.operation }),
     ),
   ];
   return () => {
     for (const stop of stops) stop();
+    gauges();
+  };
+}
+
+/**
+ * Gauges read from the instance's stats when the SDK collects: locks held, callers waiting, renewals failed so
+ * far — per instance, never per resource (low cardinality). Returns what removes them.
+ */
+function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['stats']): () => void {
+  if (!meter?.createObservableGauge || !stats) return () => undefined;
+  const gauges: [ObservableLike, (result: { observe(value: number): void }) => void][] = [
+    [
+      meter.createObservableGauge('redlock.locks.held', { description: 'Locks this instance holds now' }),
+      (result) => result.observe(stats.held),
+    ],
+    [
+      meter.createObservableGauge('redlock.acquire.waiting', {
+        description: 'Callers waiting in an acquisition of this instance now',
+      }),
+      (result) => result.observe(stats.waiting),
+    ],
+    [
+      meter.createObservableGauge('redlock.renewals.failed', {
+        description: 'Renewals of held locks that failed since the instance started',
+      }),
+      (result) => result.observe(stats.renewalsFailed),
+    ],
+  ];
+  for (const [gauge, callback] of gauges) gauge.addCallback(callback);
+  return () => {
+    for (const [gauge, callback] of gauges) gauge.removeCallback(callback);
   };
 }
 

@@ -34,7 +34,13 @@ describe('health indicator, events and node-error warnings (3 real nodes)', () =
       controllers: [HealthController],
     });
     const up = await request(app.getHttpServer()).get('/health').expect(200);
-    expect(up.body.details.redlock).toMatchObject({ status: 'up', quorum: 2 });
+    expect(up.body.details.redlock).toMatchObject({ status: 'up', quorum: 2, held: 0, waiting: 0 });
+    // The instance's held locks are counted in the report.
+    const service = app.get(RedlockService);
+    const lock = await service.acquire('health:held');
+    const holding = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(holding.body.details.redlock).toMatchObject({ held: 1, waiting: 0 });
+    await lock.release();
     expect(up.body.details.redlock.nodes).toHaveLength(3);
     expect(up.body.details.redlock.nodes[0]).toMatchObject({ up: true, guardRemaining: 0 });
 

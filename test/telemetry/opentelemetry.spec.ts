@@ -129,6 +129,51 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
     }
   });
 
+  it('gauges of locks held, callers waiting and renewals failed; a counter of revocations', async () => {
+    const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false });
+    const other = new Redlock(nodes.urls, { restartGuard: false, logger: false });
+    const stop = instrumentRedlock(redlock, { tracer: false, meter: meterProvider.getMeter('test') });
+    try {
+      await Promise.all([redlock.connect(), other.connect()]);
+      const gauge = async (name: string) => (await collected()).get(name)?.[0]?.value;
+      const a = await redlock.acquire('g:1');
+      const b = await redlock.acquire('g:2');
+      const blocker = await other.acquire('g:3', { ttl: 5_000 });
+      const waiting = redlock.acquire('g:3', { wait: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await gauge('redlock.locks.held')).toBe(2);
+      expect(await gauge('redlock.acquire.waiting')).toBe(1);
+      await blocker.release();
+      const c = await waiting;
+      expect(await gauge('redlock.acquire.waiting')).toBe(0);
+      expect(await gauge('redlock.locks.held')).toBe(3);
+      await a.release();
+      expect(await gauge('redlock.locks.held')).toBe(2);
+      await redlock.revoke('g:2', { reason: 'test' });
+      expect((await collected()).get('redlock.lock.revocations')).toEqual([{ value: 1, attributes: {} }]);
+      expect(await gauge('redlock.locks.held')).toBe(1);
+      await c.release();
+      // A renewal that finds its keys gone fails (and the lock is lost): counted; a manual extend is not one.
+      expect(await gauge('redlock.renewals.failed')).toBe(0);
+      const short = await redlock.acquire('g:4', { ttl: 300 });
+      for (const node of nodes.nodes) {
+        const admin = node.redis();
+        await admin.del('redlock:{g:4}');
+        admin.disconnect();
+      }
+      const lost = new Promise((resolve) => short.signal.addEventListener('abort', resolve, { once: true }));
+      const stopRenewal = redlock.keepAlive(short);
+      await lost;
+      stopRenewal();
+      expect(await gauge('redlock.renewals.failed')).toBe(1);
+      expect(await gauge('redlock.locks.held')).toBe(0); // a lost lock is not held
+      await short.release();
+    } finally {
+      stop();
+      await Promise.all([redlock.quit(), other.quit()]);
+    }
+  });
+
   it('an unavailable quorum: an error span, the unavailable counter and node errors per node', async () => {
     const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false, nodeTimeout: 50, wait: 0 });
     const stop = instrumentRedlock(redlock, {
