@@ -56,7 +56,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   locked: ['core'],
   redis: ['core'],
   telemetry: ['core'],
-  cli: ['core'],
+  cli: ['core', 'redis'],
   core: [],
 };
 

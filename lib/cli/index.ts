@@ -4,11 +4,15 @@
  *
  *   npx nestjs-redlock dev-redis                  3 nodes on localhost:6379, :6380, :6381 (the README's)
  *   npx nestjs-redlock dev-redis --nodes 5 --port 7000
+ *   npx nestjs-redlock inspect order:42 --nodes redis://a:6379,redis://b:6379,redis://c:6379
+ *   npx nestjs-redlock holders --prefix order: --nodes redis://a:6379,redis://b:6379,redis://c:6379
  *
- * Starts redis-server processes from the PATH, prints the `RedlockModule.forRoot([...])` line, and stops
- * them on Ctrl-C. The repository's `npm run dev:redis` prints the same through the test harness.
+ * dev-redis starts redis-server processes from the PATH, prints the `RedlockModule.forRoot([...])` line, and
+ * stops them on Ctrl-C (the repository's `npm run dev:redis` prints the same through the test harness).
+ * inspect and holders print, read-only, how locks are held on an application's nodes.
  */
 import { serveNodes, startLocalNodes } from './dev-redis';
+import { OPERATE_USAGE, operate, parseOperateArgs } from './operate';
 
 export { banner, serveNodes, startLocalNodes } from './dev-redis';
 export type { DevNodes } from './dev-redis';
@@ -17,7 +21,9 @@ const USAGE = `Usage: nestjs-redlock dev-redis [--nodes <n>] [--port <first port
 
 Starts <n> (default 3) local Redis nodes without persistence, from redis-server on the PATH, on ports
 <first port> (default 6379), <first port> + 1, ... (--port 0: free ports), prints the
-RedlockModule.forRoot([...]) line for them and waits; Ctrl-C stops them.`;
+RedlockModule.forRoot([...]) line for them and waits; Ctrl-C stops them.
+
+${OPERATE_USAGE}`;
 
 /** `--nodes 5 --port 7000` → { nodes: 5, port: 7000 }; throws with the usage on anything else. */
 function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: number } {
@@ -37,6 +43,10 @@ function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: numb
 
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
+  if (command === 'inspect' || command === 'holders') {
+    process.stdout.write(await operate(command, parseOperateArgs(command, args)));
+    return;
+  }
   if (command !== 'dev-redis') {
     process.stdout.write(`${USAGE}\n`);
     if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 1;

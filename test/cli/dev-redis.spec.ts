@@ -42,7 +42,9 @@ interface Started {
 }
 
 function start(file: string, args: readonly string[]): Started {
-  const child = spawn(file, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Packages (ioredis, for inspect and holders) resolve from the repository, as they would in an app.
+  const env = { ...process.env, NODE_PATH: path.join(REPO, 'node_modules') };
+  const child = spawn(file, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
