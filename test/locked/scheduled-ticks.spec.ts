@@ -17,6 +17,8 @@ const SKEWS = [0, 100, 250];
 /** The same plus one 700 ms late: close to the bound README states (period − min(period / 4, 1 s) = 750 ms). */
 const SKEWS_TO_BOUND = [...SKEWS, 700];
 const PERIOD = 1_000;
+/** README's bound on a late timer for `oncePerTick`: period − min(period / 4, 1 s). */
+const BOUND = PERIOD - Math.min(PERIOD / 4, 1_000);
 const WATCH_MS = 12_000;
 
 interface Run {
@@ -34,6 +36,8 @@ interface Observation {
   /** From the first whole tick after every instance was ready to the last tick before they stopped. */
   readonly from: number;
   readonly to: number;
+  /** Per tick, how late its latest instance really asked for the lock (ms after the tick). */
+  readonly lateness: Map<number, number>;
 }
 
 const children = new Set<ChildProcess>();
@@ -142,7 +146,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
       .readFileSync(log, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as Run & { attempt?: number });
+      .map((line) => JSON.parse(line) as Run & { attempt?: number; lockedAfter?: number; at?: number });
     fs.rmSync(path.dirname(log), { recursive: true, force: true });
     const attempts = skews.map(
       (_, instance) =>
@@ -151,7 +155,14 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
             l.instance === instance && l.attempt !== undefined && l.attempt >= from - 100 && l.attempt <= to,
         ).length,
     );
-    return { runs: lines.filter((line) => line.attempt === undefined), attempts, from, to };
+    const lateness = new Map<number, number>();
+    for (const line of lines) {
+      if (line.lockedAfter === undefined || line.at === undefined) continue;
+      const tick = Math.round(line.lockedAfter / PERIOD) * PERIOD;
+      lateness.set(tick, Math.max(lateness.get(tick) ?? 0, line.at - tick));
+    }
+    const runs = lines.filter((line) => line.attempt === undefined && line.lockedAfter === undefined);
+    return { runs, attempts, from, to, lateness };
   }
 
   /** Runs per cron tick (the whole second its timer fired for), over the observed ticks. */
@@ -181,10 +192,15 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
 
   it('@Cron every second, instant body, timers up to 700 ms late: every tick runs exactly once', async () => {
     const observation = await scenario('cron', 0, true, SKEWS_TO_BOUND);
-    const counts = [...runsPerTick(observation).values()];
+    const perTick = runsPerTick(observation);
+    const counts = [...perTick.values()];
     report('cron, instant body, skews 0/100/250/700 ms', counts);
     expect(counts.length).toBeGreaterThanOrEqual(10);
-    expect(counts).toEqual(counts.map(() => 1));
+    // The claim holds for instances up to the bound late: a loaded machine can make the 700 ms instance
+    // later than that, and such a tick is outside the claim (and counted apart, at most a few).
+    const withinBound = [...perTick].filter(([tick]) => (observation.lateness.get(tick) ?? 0) <= BOUND);
+    expect(withinBound.length).toBeGreaterThanOrEqual(counts.length - 2);
+    expect(withinBound.map(([, count]) => count)).toEqual(withinBound.map(() => 1));
     // The scenario happened: every instance's timer fired for (nearly) every tick, so the skips were real.
     for (const fired of observation.attempts) expect(fired).toBeGreaterThanOrEqual(counts.length - 1);
   });

@@ -30,6 +30,8 @@ function LateTimer(): MethodDecorator {
       firedAt = Date.now();
       fs.appendFileSync(log, `${JSON.stringify({ instance, attempt: firedAt })}\n`);
       await sleep(skew);
+      // When the lock was really asked for: the skew plus whatever a loaded machine added to it.
+      fs.appendFileSync(log, `${JSON.stringify({ instance, lockedAfter: firedAt, at: Date.now() })}\n`);
       return locked.apply(this, args);
     };
     return descriptor;
