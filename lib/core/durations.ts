@@ -8,8 +8,15 @@ import { durationInvalid, durationTooLong } from './messages';
 export const MAX_DURATION = 2_147_483_647;
 
 /**
+ * The longest ttl: the largest whole number JavaScript keeps exact (2⁵³ − 1 ms, about 285,000 years). Redis
+ * accepts any PX that does not overflow its clock, so node-redlock's "never expire during the test" idiom
+ * (`Number.MAX_SAFE_INTEGER / 10`) is a valid ttl; the library's timers arm a delay that long in steps.
+ */
+export const MAX_TTL = Number.MAX_SAFE_INTEGER;
+
+/**
  * What is wrong with a duration argument, or undefined: every duration the library takes is a whole number of
- * ms from `min` to {@link MAX_DURATION} (docs/DESIGN.md §11), except a budget (`infinite`: `wait`), which may
+ * ms from `min` to {@link MAX_DURATION} (docs/DESIGN.md §11) — a ttl to {@link MAX_TTL} —, except a budget (`infinite`: `wait`), which may
  * also be fractional or `Infinity` (no limit; no timer is ever armed with it). The one rule behind every
  * duration check.
  */
@@ -18,14 +25,16 @@ export function durationProblem(
   name: string,
   min: number,
   infinite = false,
+  max = MAX_DURATION,
 ): string | undefined {
   if (infinite && value === Infinity) return undefined;
   // A budget (`wait`, the one duration that may be Infinity) may be fractional: `wait: ttl / 2` is common.
-  const whole = infinite ? Number.isFinite(value) : Number.isSafeInteger(value);
+  // Whole numbers beyond 2⁵³ are integers too: they are refused below as too long, not as fractions.
+  const whole = infinite ? Number.isFinite(value) : Number.isInteger(value);
   if (typeof value !== 'number' || !whole || value < min) {
     return durationInvalid(name, min, infinite, value);
   }
-  if (value > MAX_DURATION) return durationTooLong(name, value, infinite);
+  if (value > max) return durationTooLong(name, value, infinite, max);
   return undefined;
 }
 

@@ -41,7 +41,13 @@ export function durationInvalid(name: string, min: number, infinite: boolean, va
 }
 
 /** A duration above 2³¹ − 1 ms: Node would fire its timer after 1 ms instead. */
-export function durationTooLong(name: string, value: number, infiniteOk: boolean): string {
+export function durationTooLong(name: string, value: number, infiniteOk: boolean, max: number): string {
+  if (max === Number.MAX_SAFE_INTEGER) {
+    return (
+      `${name} of ${value} ms is beyond what JavaScript keeps exact (Number.MAX_SAFE_INTEGER). Use at most ` +
+      `${max}; for a lock that should outlive its holder's work, auto-extension keeps a short ttl alive.`
+    );
+  }
   return (
     `${name} of ${value} ms is longer than ${TIMER_LIMIT} (a longer one fires after 1 ms). ` +
     `Use at most 2147483647${infiniteOk ? `, or ${name}: Infinity for no limit` : ''}.`

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { durationProblem, validateDuration } from './durations';
+import { MAX_TTL, durationProblem, validateDuration } from './durations';
 import { InvalidArgumentError, UnknownOptionError } from './errors';
 import { describe, emptyHashTagPrefix } from './messages';
 
@@ -252,7 +252,7 @@ export function guardWindowOf(options: ResolvedOptions, ttl: number): number {
 
 /** ttl: a positive whole number of ms, long enough to leave some validity after the drift allowance. */
 export function validateTtl(value: unknown, name: string): asserts value is number {
-  const problem = durationProblem(value, name, 1);
+  const problem = durationProblem(value, name, 1, false, MAX_TTL);
   if (problem !== undefined) throw new InvalidArgumentError(`${problem} Example: ${name}: 10000.`);
   if ((value as number) < 10) {
     throw new InvalidArgumentError(

@@ -27,9 +27,8 @@ class YesNode implements LockNode {
 const threeNodes = () => [new YesNode('a:1'), new YesNode('b:1'), new YesNode('c:1')];
 const TOO_LONG = /longer than 2147483647 ms \(about 24\.8 days\), the longest delay a Node timer can wait/;
 
-describe('durations above 2^31 − 1 ms are refused, everywhere the library takes one', () => {
+describe('durations above 2^31 − 1 ms are refused, everywhere the library takes one (a ttl excepted)', () => {
   it.each([
-    ['ttl', { ttl: 2 ** 32 }],
     ['nodeTimeout', { nodeTimeout: 2 ** 31 }],
     ['wait', { wait: 2 ** 31 }],
     ['retryDelay', { retryDelay: 2 ** 31, maxRetryDelay: 2 ** 31 }],
@@ -52,16 +51,30 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
   it('per-call ttl and wait, extend() and using(), before any node is asked', async () => {
     const nodes = threeNodes();
     const redlock = new Redlock(nodes, { logger: false });
-    await expect(redlock.acquire('t', { ttl: 2 ** 32 })).rejects.toThrow(TOO_LONG);
-    await expect(redlock.tryAcquire('t', { ttl: 2 ** 31 })).rejects.toThrow(/^ttl of 2147483648 ms/);
+    const BEYOND_EXACT = /^ttl of 9007199254740992 ms is beyond what JavaScript keeps exact/;
+    await expect(redlock.acquire('t', { ttl: 2 ** 53 })).rejects.toThrow(BEYOND_EXACT);
+    await expect(redlock.tryAcquire('t', { ttl: 2 ** 53 })).rejects.toThrow(BEYOND_EXACT);
     await expect(redlock.acquire('t', { wait: 2 ** 31 })).rejects.toThrow(/^wait of 2147483648 ms.*Infinity/);
-    await expect(redlock.using('t', { ttl: 2 ** 32 }, async () => 1)).rejects.toThrow(TOO_LONG);
+    await expect(redlock.using('t', { ttl: 2 ** 53 }, async () => 1)).rejects.toThrow(BEYOND_EXACT);
     expect(nodes.map((node) => node.calls)).toEqual([0, 0, 0]);
     const lock = await redlock.acquire('t', { wait: Infinity });
     const before = nodes.map((node) => node.calls);
-    await expect(redlock.extend(lock, 2 ** 31)).rejects.toThrow(TOO_LONG);
+    await expect(redlock.extend(lock, 2 ** 53)).rejects.toThrow(BEYOND_EXACT);
     expect(nodes.map((node) => node.calls)).toEqual(before);
     await lock.release();
+  });
+
+  it("a ttl may be as long as Redis' PX allows and JavaScript keeps exact: node-redlock's idioms", async () => {
+    // node-redlock's tests lock for Number.MAX_SAFE_INTEGER / 10 ms: "never expires while the test runs".
+    for (const ttl of [2 ** 31, 2 ** 32, Math.floor(Number.MAX_SAFE_INTEGER / 10), Number.MAX_SAFE_INTEGER]) {
+      const redlock = new Redlock(threeNodes(), { logger: false, ttl, restartGuard: false });
+      const lock = await redlock.acquire('long', { ttl });
+      expect(lock.ttl).toBe(ttl);
+      expect(lock.remainingTime).toBeGreaterThan(ttl * 0.98);
+      await redlock.extend(lock, ttl);
+      await lock.release();
+    }
+    expect(() => new Redlock(threeNodes(), { logger: false, ttl: 1.5e16 })).toThrow(InvalidArgumentError);
   });
 
   it.each([

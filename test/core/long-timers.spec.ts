@@ -36,4 +36,30 @@ describe('timers above 2^31 − 1 ms (3 real nodes)', () => {
     expect(during).toBeLessThan(20);
     await Promise.all(admin.map((client) => client.del('redlock:{long}').finally(() => client.disconnect())));
   });
+
+  it("node-redlock's idiom, a ttl of Number.MAX_SAFE_INTEGER / 10 ms: locked, fenced, extended, renewed never, released", async () => {
+    const ttl = Math.floor(Number.MAX_SAFE_INTEGER / 10); // ≈ 2.8 × 10⁵ years
+    const redlock = await redlockOn(nodes, { ttl, fencing: true, restartGuard: false });
+    const lock = await redlock.acquire('forever');
+    expect(lock.remainingTime).toBeGreaterThan(ttl * 0.98);
+    expect(lock.fencingToken).toBeGreaterThan(0);
+    const pttls = await Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          return await admin.pttl('redlock:{forever}');
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+    for (const pttl of pttls) expect(pttl).toBeGreaterThan(ttl - 60_000);
+    await redlock.extend(lock);
+    // Work under it with auto-extension: its first renewal is years away, the work just runs.
+    const before = await scriptCalls(nodes);
+    expect(await redlock.using('forever:work', async () => 'done')).toBe('done');
+    expect((await scriptCalls(nodes)) - before).toBeLessThanOrEqual(3); // acquire, fence, release: no renewal
+    await lock.release();
+    expect(await redlock.tryAcquire('forever', { ttl: 1_000 })).not.toBeNull();
+  });
 });
