@@ -10,9 +10,10 @@ export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
   /**
    * The independent Redis nodes, one entry per server: connection strings (`redis://host:6379`), ioredis
    * options, or ready ioredis clients. Clients created from strings or options are owned by the module and
-   * closed on shutdown; clients passed in ready-made are left open.
+   * closed on shutdown; clients passed in ready-made are left open. Or one string of connection strings
+   * separated by commas, as an environment variable holds them (`REDLOCK_NODES`).
    */
-  nodes: readonly NodeSpec[];
+  nodes: readonly NodeSpec[] | string;
   /**
    * Where log lines go: by default Nest's `Logger` with the context `'Redlock'`; a `LoggerService` of your
    * own (called with the context `'Redlock'` as last argument); `false` for silence.

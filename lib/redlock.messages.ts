@@ -84,3 +84,11 @@ export function nodeError(node: string, operation: string, error: Error, suppres
   const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';
   return `Redis node ${node} failed a ${operation}: ${error.message}${more}. Locking continues while a majority of nodes answers.`;
 }
+
+/** `forRootAsync()` given something it cannot build the options from. */
+export function badAsyncOptions(problem: string): string {
+  return (
+    `RedlockModule.forRootAsync(): ${problem}. Pass { useFactory: (...deps) => ({ nodes, ...options }), inject: [...] }, ` +
+    '{ useClass: X } or { useExisting: X }, where X has createRedlockOptions() returning { nodes, ...options }.'
+  );
+}

@@ -54,7 +54,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions): ResolvedMod
   return { ...resolved, log, redlock: createRedlock(nodes, core) };
 }
 
-function createRedlock(nodes: readonly NodeSpec[], options: RedlockOptions): Redlock {
+function createRedlock(nodes: readonly NodeSpec[] | string, options: RedlockOptions): Redlock {
   try {
     return new Redlock(nodes, options);
   } catch (error) {

@@ -55,6 +55,9 @@ async function startOne(bin: string, port: number): Promise<ChildProcess> {
   const args = [
     '--port',
     String(port),
+    // Loopback only: development nodes without a password must not be reachable from the network.
+    '--bind',
+    '127.0.0.1 -::1',
     '--save',
     '',
     '--appendonly',

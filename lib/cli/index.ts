@@ -26,7 +26,8 @@ RedlockModule.forRoot([...]) line for them and waits; Ctrl-C stops them.
 ${OPERATE_USAGE}`;
 
 /** `--nodes 5 --port 7000` → { nodes: 5, port: 7000 }; throws with the usage on anything else. */
-function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: number } {
+function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: number } | undefined {
+  if (args.includes('--help') || args.includes('-h')) return undefined;
   const parsed = { nodes: 3, port: 6379 };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
@@ -52,7 +53,12 @@ async function main(argv: readonly string[]): Promise<void> {
     if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 1;
     return;
   }
-  const { nodes, port } = parseDevRedisArgs(args);
+  const parsed = parseDevRedisArgs(args);
+  if (!parsed) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { nodes, port } = parsed;
   await serveNodes(
     'nestjs-redlock dev-redis',
     () => startLocalNodes(nodes, port),

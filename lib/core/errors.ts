@@ -46,6 +46,9 @@ export class RedlockError extends Error {
     this.name = new.target.name;
     this.resources = resources;
     this.votes = votes;
+    // Empty ones are still there to read, but not printed beside the message (`resources: [], votes: []`).
+    if (resources.length === 0) Object.defineProperty(this, 'resources', { enumerable: false });
+    if (votes.length === 0) Object.defineProperty(this, 'votes', { enumerable: false });
   }
 }
 

@@ -38,11 +38,14 @@ const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
  * Nodes over clients created here close them when the instance quits.
  */
 export function resolveNodes(specs: unknown): LockNode[] {
+  // An environment variable (`REDLOCK_NODES=redis://a:6379,redis://b:6379,...`, as dev-redis prints it).
+  if (typeof specs === 'string' && /^\s*rediss?:\/\//.test(specs)) specs = commaSeparated(specs);
   if (!Array.isArray(specs) || specs.length === 0) {
     throw new InvalidArgumentError(
       `nodes must be a non-empty array of Redis connection strings, ioredis options or clients, got ${
         Array.isArray(specs) ? 'an empty array' : describe(specs)
-      }. Example: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379', 'redis://10.0.0.3:6379'].`,
+      }. Example: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379', 'redis://10.0.0.3:6379'], or one string of ` +
+        `redis:// URLs separated by commas.`,
     );
   }
   const nodes: LockNode[] = [];
@@ -135,4 +138,12 @@ export function isRedisClient(value: object): value is Redis {
 function identityOf(node: LockNode): string {
   const name = node instanceof IoredisLockNode ? describeClient(node.client) : node.name;
   return name.toLowerCase().replace(/^(localhost|\[::1\]|::1):/, '127.0.0.1:');
+}
+
+/** `redis://a:6379, redis://b:6379,` → the URLs, trimmed, empty entries dropped. */
+function commaSeparated(list: string): string[] {
+  return list
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url.length > 0);
 }

@@ -10,20 +10,28 @@ export class Redlock extends RedlockCore {
   /**
    * @param nodes connection strings, ioredis options, ioredis clients or `LockNode`s — one per independent
    *   Redis server. Clients created here from strings or options are closed by `quit()`; clients passed in
-   *   ready-made are left open.
+   *   ready-made are left open. Or one string of connection strings separated by commas (`REDLOCK_NODES`).
    * @param options defaults for every call; see {@link RedlockOptions}.
    */
-  constructor(nodes: readonly NodeSpec[], options?: RedlockOptions);
+  constructor(nodes: readonly NodeSpec[] | string, options?: RedlockOptions);
   /** @internal With test and simulation hooks. */
-  constructor(nodes: readonly NodeSpec[], options: RedlockOptions | undefined, internals: RedlockInternals);
-  constructor(nodes: readonly NodeSpec[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
+  constructor(
+    nodes: readonly NodeSpec[] | string,
+    options: RedlockOptions | undefined,
+    internals: RedlockInternals,
+  );
+  constructor(
+    nodes: readonly NodeSpec[] | string,
+    options: RedlockOptions = {},
+    internals: RedlockInternals = {},
+  ) {
     // Options first: a bad option must not leave connections behind.
     super(withValidOptions(nodes, options), options, internals);
   }
 }
 
 /** Validates the options before any client is created (the core validates them again), then resolves the nodes. */
-function withValidOptions(nodes: readonly NodeSpec[], options: RedlockOptions) {
+function withValidOptions(nodes: readonly NodeSpec[] | string, options: RedlockOptions) {
   resolveOptions(options);
   return resolveNodes(nodes);
 }

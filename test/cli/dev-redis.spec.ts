@@ -41,6 +41,18 @@ interface Started {
   output(): string;
 }
 
+/** One CONFIG GET value of the node at `url`. */
+async function configGet(url: string, name: string): Promise<string> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const [, value] = (await client.config('GET', name)) as string[];
+    return value;
+  } finally {
+    client.disconnect();
+  }
+}
+
 function start(file: string, args: readonly string[]): Started {
   // Packages (ioredis, for inspect and holders) resolve from the repository, as they would in an app.
   const env = { ...process.env, NODE_PATH: path.join(REPO, 'node_modules') };
@@ -148,6 +160,9 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     expect(urls.every((url) => url.startsWith('redis://localhost:'))).toBe(true);
     for (const url of urls) expect(await answersPing(url)).toBe(true);
     expect(started.output()).toContain('restartGuard: false');
+    // Bound to loopback only: the config says so (development nodes have no password).
+    const bind = await configGet(urls[0], 'bind');
+    expect(bind).toMatch(/^127\.0\.0\.1( -::1)?$/);
 
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
@@ -189,6 +204,9 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     const help = start(process.execPath, [build.entry, '--help']);
     expect(await help.exited).toBe(0);
     expect(help.output()).toMatch(/^Usage: nestjs-redlock dev-redis/);
+    const ownHelp = start(process.execPath, [build.entry, 'dev-redis', '--help']);
+    expect(await ownHelp.exited).toBe(0);
+    expect(ownHelp.output()).toMatch(/^Usage: nestjs-redlock dev-redis/);
     const wrong = start(process.execPath, [build.entry, 'dev-redis', '--nodes', 'many']);
     expect(await wrong.exited).toBe(1);
     expect(wrong.output()).toContain('unexpected --nodes many');

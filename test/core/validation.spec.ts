@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib';
 
 /** A node that only counts calls: validation must reject bad input before any of them happens. */
@@ -27,7 +28,12 @@ const threeNodes = () => [new CountingNode('a:1'), new CountingNode('b:1'), new 
 describe('bad input gets a clear error before any Redis traffic', () => {
   it.each([
     ['no nodes', [], {}, /nodes must be a non-empty array/],
-    ['nodes not an array', 'redis://x:1', {}, /nodes must be a non-empty array/],
+    [
+      'nodes not an array (nor redis:// URLs separated by commas)',
+      'localhost:1',
+      {},
+      /nodes must be a non-empty array/,
+    ],
     ['a node of the wrong type', [42], {}, /nodes\[0\] must be a connection string/],
     ['a string that is not a redis URL', ['localhost:6379'], {}, /must be a redis:\/\/ or rediss:\/\/ URL/],
     ['ttl zero', null, { ttl: 0 }, /ttl must be a positive whole number/],
@@ -115,5 +121,22 @@ describe('bad input gets a clear error before any Redis traffic', () => {
     const before = nodes.map((n) => n.calls);
     await expect(redlock.extend(lock, 0)).rejects.toThrow(/ttl must be a positive whole number/);
     expect(nodes.map((n) => n.calls)).toEqual(before);
+  });
+});
+
+describe('a refusal prints as its message', () => {
+  it('no `resources: [], votes: []` beside it (still readable as properties)', () => {
+    let error: unknown;
+    try {
+      new Redlock(['redis://127.0.0.1:1'], { ttl: -1, logger: false });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    const printed = inspect(error);
+    expect(printed).toMatch(/^InvalidArgumentError: ttl must be a positive whole number of milliseconds/);
+    expect(printed).not.toMatch(/resources: \[\]|votes: \[\]/);
+    expect((error as InvalidArgumentError).resources).toEqual([]);
+    expect((error as InvalidArgumentError).votes).toEqual([]);
   });
 });

@@ -94,6 +94,28 @@ describe('RedlockModule (3 real nodes)', () => {
       });
       expect((await lockRoundTrip(nodes, app.get(RedlockService), 'existing')).ttl).toBe(2_345);
     });
+
+    it('refuses, when called, what it cannot build options from: each naming what to pass', () => {
+      class NoFactory {}
+      const cases: [unknown, RegExp][] = [
+        [{}, /none of useFactory, useClass or useExisting was given/],
+        [
+          { useFactory: () => ({}), useClass: RedlockConfig },
+          /give only one of useFactory, useClass and useExisting/,
+        ],
+        [{ useFactory: { nodes: [] } }, /useFactory must be a function/],
+        [{ useClass: NoFactory }, /useClass .* has no createRedlockOptions\(\) method/],
+        [undefined, /expected an options object/],
+      ];
+      for (const [options, problem] of cases) {
+        const call = () => RedlockModule.forRootAsync(options as never);
+        expect(call).toThrow(InvalidArgumentError);
+        expect(call).toThrow(problem);
+        expect(call).toThrow(
+          /Pass \{ useFactory: .*createRedlockOptions\(\) returning \{ nodes, \.\.\.options \}/,
+        );
+      }
+    });
   });
 
   it('is global: a feature module uses RedlockService and @Locked without importing it', async () => {

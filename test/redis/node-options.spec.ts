@@ -64,3 +64,26 @@ describe('ioredis option objects in nodes: unknown keys are refused', () => {
     expect(nearestName('ab', ['xy'])).toBeUndefined();
   });
 });
+
+describe('nodes as one comma-separated string (an environment variable, as dev-redis prints it)', () => {
+  it('is split into its URLs, spaces and a trailing comma ignored', async () => {
+    const redlock = new Redlock('redis://127.0.0.1:7101, redis://127.0.0.1:7102,redis://127.0.0.1:7103,', {
+      logger: false,
+    });
+    try {
+      expect(redlock.nodes.map((node) => node.name)).toEqual([
+        '127.0.0.1:7101',
+        '127.0.0.1:7102',
+        '127.0.0.1:7103',
+      ]);
+    } finally {
+      await redlock.quit(0);
+    }
+  });
+
+  it('another string is still refused, with the forms nodes may take', () => {
+    expect(() => new Redlock('127.0.0.1:7101' as never, { logger: false })).toThrow(
+      /nodes must be a non-empty array .*or one string of redis:\/\/ URLs separated by commas/,
+    );
+  });
+});
