@@ -57,6 +57,19 @@ export interface RedlockStats {
   revocations: number;
 }
 
+/** @internal A new instance's counters, all zero (`held` becomes a live count once its parts are built). */
+export function newStats(): RedlockStats {
+  return {
+    wokenByRelease: 0,
+    wokenByTimer: 0,
+    locksLost: 0,
+    waiting: 0,
+    held: 0,
+    renewalsFailed: 0,
+    revocations: 0,
+  };
+}
+
 /** @internal The acquisition plan of an instance: its nodes, quorum, clock, timeouts and retry policy (built once). */
 export function acquirePlanOf(
   nodes: readonly LockNode[],

@@ -6,25 +6,15 @@ import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } f
 import { extendLock } from './extend';
 import { HealthReport, probeNodes } from './health';
 import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './inspection';
-import { InstanceParts, RedlockInternals, RedlockStats, instanceParts, nodesOf } from './instance-plan';
+import type { InstanceParts, RedlockInternals, RedlockStats } from './instance-plan';
+import { instanceParts, newStats, nodesOf } from './instance-plan';
 import { LeadOptions, runLeadership } from './leadership';
 import { Lock, LockOwner, ReleaseResult } from './lock';
 import type { LockNode, ReadyState } from './lock-node';
 import { lockResources } from './lock-resources';
 import * as messages from './messages';
-import {
-  ACQUIRE_OPTION_KEYS,
-  AcquireOptions,
-  CallSettings,
-  RedlockOptions,
-  ResolvedOptions,
-  USING_OPTION_KEYS,
-  UsingOptions,
-  guardWindowOf,
-  resolveCallOptions,
-  resolveOptions,
-  usingArguments,
-} from './options';
+import type { AcquireOptions, CallSettings, RedlockOptions, ResolvedOptions, UsingOptions } from './options';
+import * as optionRules from './options';
 import { normalizeResources } from './resources';
 import type { HoldersOptions, RevokeOptions, RevokeOutcome } from './revocation';
 import { runUnderLock } from './run-under-lock';
@@ -44,15 +34,7 @@ export class RedlockCore implements LockOwner {
   /** The effective options (defaults applied). */
   readonly options: ResolvedOptions;
   /** Counters and gauges: how waiters woke, locks lost, renewals failed, revocations; callers waiting, locks held. */
-  readonly stats: RedlockStats = {
-    wokenByRelease: 0,
-    wokenByTimer: 0,
-    locksLost: 0,
-    waiting: 0,
-    held: 0,
-    renewalsFailed: 0,
-    revocations: 0,
-  };
+  readonly stats: RedlockStats = newStats();
   /** @internal The Nest layer's locked sections drive this instance through this port only. */
   readonly sections: SectionPort;
   private readonly parts: InstanceParts;
@@ -71,21 +53,21 @@ export class RedlockCore implements LockOwner {
   /** @internal With test and simulation hooks. */
   constructor(nodes: readonly LockNode[], options: RedlockOptions | undefined, internals: RedlockInternals);
   constructor(nodes: readonly LockNode[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
-    this.options = resolveOptions(options);
+    this.options = optionRules.resolveOptions(options);
     this.nodes = nodesOf(nodes);
     setMaxListeners(0, this.lifetime.signal);
     this.parts = instanceParts(this, this.events, this.lifetime.signal, internals);
     this.sections = this.parts.sections;
     this.quorum = this.parts.plan.quorum;
-    this.defaultSettings = resolveCallOptions(undefined, this.options);
+    this.defaultSettings = optionRules.resolveCallOptions(undefined, this.options);
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
   }
 
   /**
-   * Subscribes to an event (`acquired`, `released`, `extended`, `lost`, `busy`, `node-error`, `elected`,
-   * `deposed`) for metrics and tracing; returns the function that unsubscribes. Listeners run synchronously
+   * Subscribes to an event (`acquired`, `released`, `extended`, `lost`, `busy`, `unavailable`, `node-error`,
+   * `elected`, `deposed`, `revoked`) for metrics and tracing; returns the function that unsubscribes. Listeners run synchronously
    * and must be quick; an exception in a listener is ignored.
    */
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void {
@@ -108,8 +90,8 @@ export class RedlockCore implements LockOwner {
     const settings =
       options === undefined
         ? this.defaultSettings
-        : resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
-    return this.lock(resources, settings);
+        : optionRules.resolveCallOptions(options, this.options, optionRules.ACQUIRE_OPTION_KEYS);
+    return (await this.lock(resources, settings)) as Lock;
   }
 
   /**
@@ -117,14 +99,8 @@ export class RedlockCore implements LockOwner {
    * `QuorumUnavailableError` when too few nodes answered.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const settings = resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
-    return lockResources(
-      this.parts.locking,
-      normalizeResources(resources),
-      { ...settings, wait: 0 },
-      false,
-      false,
-    );
+    const settings = optionRules.resolveCallOptions(options, this.options, optionRules.ACQUIRE_OPTION_KEYS);
+    return this.lock(resources, { ...settings, wait: 0 }, false);
   }
 
   /**
@@ -144,9 +120,9 @@ export class RedlockCore implements LockOwner {
     optionsOrFn: UsingOptions | ((lock: Lock) => Promise<T>),
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
-    const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
-    const lock = await this.lock(resources, settings);
+    const { options, fn } = optionRules.usingArguments(optionsOrFn, maybeFn);
+    const settings = optionRules.resolveCallOptions(options, this.options, optionRules.USING_OPTION_KEYS);
+    const lock = (await this.lock(resources, settings)) as Lock;
     return runUnderLock(this.parts.host, lock, settings, () => fn(lock));
   }
 
@@ -241,7 +217,7 @@ export class RedlockCore implements LockOwner {
    */
   async probe(timeout = 1_000): Promise<HealthReport> {
     validateDuration(timeout, 'probe() timeout', 1);
-    const window = guardWindowOf(this.options, this.options.ttl);
+    const window = optionRules.guardWindowOf(this.options, this.options.ttl);
     return probeNodes(this.nodes, this.quorum, this.parts.plan.clock, timeout, window);
   }
 
@@ -257,15 +233,9 @@ export class RedlockCore implements LockOwner {
     await closeNodes(this.nodes, timeout);
   }
 
-  /** Acquires `resources` (a string or a list, normalised here) with resolved settings, throwing when busy. */
-  private lock(resources: string | readonly string[], settings: CallSettings): Promise<Lock> {
-    return lockResources(
-      this.parts.locking,
-      normalizeResources(resources),
-      settings,
-      true,
-      false,
-    ) as Promise<Lock>;
+  /** Acquires `resources` (a string or a list, normalised here) with resolved settings; null when busy unless `throwOnBusy`. */
+  private lock(resources: string | readonly string[], settings: CallSettings, throwOnBusy = true) {
+    return lockResources(this.parts.locking, normalizeResources(resources), settings, throwOnBusy, false);
   }
 
   private checkOwnLock(lock: unknown, operation: string): asserts lock is Lock {
