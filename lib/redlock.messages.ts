@@ -82,7 +82,11 @@ export function unavailable(resources: readonly string[]): string {
 /** A node failed an operation (at most one such warning per node every 10 s). */
 export function nodeError(node: string, operation: string, error: Error, suppressed: number): string {
   const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';
-  return `Redis node ${node} failed a ${operation}: ${error.message}${more}. Locking continues while a majority of nodes answers.`;
+  const article = /^[aeiou]/.test(operation) ? 'an' : 'a';
+  return (
+    `Redis node ${node} failed ${article} ${operation}: ${error.message}${more}. Check that its address is right and ` +
+    'that it is up and reachable; until then locks need a majority of the other nodes, and fail when fewer answer.'
+  );
 }
 
 /** `forRootAsync()` given something it cannot build the options from. */

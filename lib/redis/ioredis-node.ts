@@ -52,13 +52,17 @@ export class NodeNotConnectedError extends Error {
 /** Commands are never queued for later (a replay could land on a restarted node), so say how to get ready. */
 function notConnected(status: string): string {
   if (status === 'wait') {
-    return 'not connected yet (client status "wait": a lazyConnect client never started); await redlock.connect() before locking';
+    return (
+      'not connected yet (client status "wait": a lazyConnect client never started); await redlock.connect() ' +
+      'before locking (RedlockModule connects at start-up)'
+    );
   }
   if (status === 'end' || status === 'close')
     return `not connected (client status "${status}": the client was closed)`;
   return (
-    `not connected (client status "${status}"); commands are not queued for later: await redlock.connect() ` +
-    'before locking, or retry once the node is back'
+    `not connected (client status "${status}"): check the node's address and that it is up and reachable. ` +
+    'Commands are not queued for later (a replay could land on a restarted node): with new Redlock(), await ' +
+    'redlock.connect() before locking; RedlockModule connects at start-up and locking resumes once the node is back'
   );
 }
 
