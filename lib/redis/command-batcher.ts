@@ -1,5 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { LuaScript } from './scripts';
+import { isClusterClient } from './cluster-slots';
+import { explainClusterReply } from './cluster-member';
 
 interface Queued {
   readonly script: LuaScript;
@@ -67,10 +69,15 @@ export class CommandBatcher {
       },
       (error: unknown) => {
         this.inFlight--;
-        if (!isNoScript(error)) throw error;
+        if (!isNoScript(error)) throw this.explained(error);
         return this.resend(script, keys, args);
       },
     );
+  }
+
+  /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
+  private explained(error: unknown): unknown {
+    return isClusterClient(this.client) ? error : explainClusterReply(this.client, error);
   }
 
   /** EVAL with the full source, after the node answered NOSCRIPT. */
@@ -107,7 +114,7 @@ export class CommandBatcher {
           if (!error) queued.resolve(value);
           else if (isNoScript(error))
             this.resend(queued.script, queued.keys, queued.args).then(queued.resolve, queued.reject);
-          else queued.reject(error);
+          else queued.reject(this.explained(error));
         });
       },
       (error: unknown) => {

@@ -167,6 +167,29 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
+  it('a cluster member given as a plain address: the failing calls say so and how to pass the cluster', async () => {
+    const member = cluster.addresses[0];
+    const redlock = new Redlock([`redis://${member}`], { restartGuard: false, logger: false });
+    try {
+      await redlock.connect(5_000);
+      // Resources until one hashes to a slot another member serves: that member answers MOVED.
+      let explained: string | undefined;
+      for (let i = 0; i < 50 && explained === undefined; i++) {
+        const primary = await cluster.primaryOf(slotOf(`redlock:{member:${i}}`));
+        if (primary === member) continue;
+        const error = (await redlock
+          .acquire(`member:${i}`, { wait: 0 })
+          .catch((e: unknown) => e)) as QuorumUnavailableError;
+        expect(error).toBeInstanceOf(QuorumUnavailableError);
+        explained = error.votes[0].error?.message;
+      }
+      expect(explained).toMatch(/^MOVED \d+ .* is a member of a Redis Cluster, given as a single address/);
+      expect(explained).toContain('new Cluster([{ host:');
+    } finally {
+      await redlock.quit();
+    }
+  });
+
   it('a waiter wakes on the release announcement', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false });
     try {
