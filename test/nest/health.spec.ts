@@ -72,7 +72,9 @@ describe('health indicator, events and node-error warnings (3 real nodes)', () =
     expect(nodeWarnings).toHaveLength(1); // 10 failed commands (acquire + release, 5 times), one warning
     // It says what to check, and what locking needs meanwhile (no claim that a majority answers).
     expect(nodeWarnings[0]).toMatch(/failed an (acquire|release): .*Check that its address is right/);
-    expect(nodeWarnings[0]).toMatch(/locks need a majority of the other nodes, and fail when fewer answer\.$/);
+    expect(nodeWarnings[0]).toMatch(
+      /locks need a majority of the other nodes, and fail when fewer answer\.$/,
+    );
     expect(nodeWarnings[0]).not.toMatch(/await redlock\.connect\(\)/);
   });
 });
