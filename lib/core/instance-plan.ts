@@ -48,24 +48,34 @@ export interface RedlockStats {
   /** Locks declared lost while held (failed renewal, validity ran out, or revoked). */
   locksLost: number;
   /** Callers waiting in an acquisition of this instance right now (a gauge). */
-  waiting: number;
+  readonly waiting: number;
   /** Locks of this instance handed out and neither released nor expired (a gauge, counted when read). */
   readonly held: number;
   /** Renewals (automatic extensions) that failed: too few nodes answered, or the lock was gone. */
-  renewalsFailed: number;
+  readonly renewalsFailed: number;
   /** Locks this instance revoked (`revoke()`). */
   revocations: number;
 }
 
-/** @internal A new instance's counters, all zero (`held` becomes a live count once its parts are built). */
-export function newStats(): RedlockStats {
+/** @internal A new instance's counters, all zero; `held` and `waiting` are read when asked. */
+function newStats(live: {
+  held: () => number;
+  inProgress: { readonly count: number };
+  renewals: () => { readonly failed: number };
+}): RedlockStats {
   return {
     wokenByRelease: 0,
     wokenByTimer: 0,
     locksLost: 0,
-    waiting: 0,
-    held: 0,
-    renewalsFailed: 0,
+    get waiting() {
+      return live.inProgress.count;
+    },
+    get held() {
+      return live.held();
+    },
+    get renewalsFailed() {
+      return live.renewals().failed;
+    },
     revocations: 0,
   };
 }
@@ -112,7 +122,6 @@ export interface InstanceSelf extends LockOwner {
   keepAlive(lock: Lock): () => void;
   readonly nodes: readonly LockNode[];
   readonly options: ResolvedOptions;
-  readonly stats: RedlockStats;
 }
 
 /** @internal The parts one instance is made of, each a room of its own (docs/DESIGN.md §0), built once. */
@@ -125,6 +134,7 @@ export interface InstanceParts {
   readonly sections: SectionPort;
   readonly revocations: Revocations;
   readonly inspection: InspectionContext;
+  readonly stats: RedlockStats;
 }
 
 /**
@@ -138,14 +148,16 @@ export function instanceParts(
   lifetime: AbortSignal,
   internals: RedlockInternals,
 ): InstanceParts {
-  const { nodes, options, stats } = self;
+  const { nodes, options } = self;
+  // `held` is counted when read; an accessor of the literal keeps the counters' shape fast to update.
+  const inProgress = { count: 0 };
+  const stats = newStats({ held: () => revocations.heldCount(), inProgress, renewals: () => renewals });
   const clock = internals.clock ?? systemClock;
   const plan = acquirePlanOf(nodes, options, events, clock, internals);
   const countLost = (lock: Lock, error: LockLostError) => {
     stats.locksLost++;
     if (events.has('lost')) events.emit('lost', { resources: lock.resources, error });
   };
-  Object.defineProperty(stats, 'held', { get: () => revocations.heldCount(), enumerable: true });
   const releases = new Releases(plan);
   const inspection: InspectionContext = Object.freeze({ group: plan, keyPrefix: options.keyPrefix });
   const revocations = new Revocations({
@@ -158,11 +170,7 @@ export function instanceParts(
   releases.onReleased((lock) => revocations.untrack(lock));
   const renewals = new Renewals(
     clock,
-    (held) =>
-      self.extend(held).catch((error: unknown) => {
-        stats.renewalsFailed++;
-        throw error;
-      }),
+    (held) => self.extend(held),
     (lost, error) => {
       options.logger?.warn(workUnprotected(error.message));
       countLost(lost, error);
@@ -175,6 +183,7 @@ export function instanceParts(
     lifetime,
     events,
     stats,
+    inProgress,
     issuer: self,
     onGranted: (lock: Lock) => revocations.track(lock),
   });
@@ -196,7 +205,7 @@ export function instanceParts(
     release: (lock) => self.release(lock),
     lead: (name, work, leadOptions, runTerm) => runLeadership(runTerm, events, name, work, leadOptions),
   });
-  return Object.freeze({ plan, locking, host, renewals, releases, sections, revocations, inspection });
+  return Object.freeze({ plan, locking, host, renewals, releases, sections, revocations, inspection, stats });
 }
 
 /** @internal The nodes an instance was given, checked (a non-empty array) and frozen in their order. */

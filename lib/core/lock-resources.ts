@@ -19,7 +19,9 @@ export interface LockingContext {
   readonly lifetime: AbortSignal;
   readonly events: RedlockEvents;
   /** Counters the instance reports (`Redlock.stats`). */
-  readonly stats: { wokenByRelease: number; wokenByTimer: number; waiting: number };
+  readonly stats: { wokenByRelease: number; wokenByTimer: number };
+  /** Acquisitions in progress right now (`stats.waiting` reads it): a plain counter, cheap to update. */
+  readonly inProgress: { count: number };
   /** The instance the locks belong to (their extend and release go there). */
   readonly issuer: LockOwner;
   /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
@@ -58,7 +60,7 @@ export async function lockResources(
   // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
   const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
   let result: PermitResult;
-  stats.waiting++;
+  context.inProgress.count++;
   try {
     result =
       settings.wait > 0
@@ -67,7 +69,7 @@ export async function lockResources(
           )
         : await attempt(0);
   } finally {
-    stats.waiting--;
+    context.inProgress.count--;
     stop.dispose();
   }
   stats.wokenByRelease += result.wokenByRelease;

@@ -7,7 +7,7 @@ import { extendLock } from './extend';
 import { HealthReport, probeNodes } from './health';
 import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './inspection';
 import type { InstanceParts, RedlockInternals, RedlockStats } from './instance-plan';
-import { instanceParts, newStats, nodesOf } from './instance-plan';
+import { instanceParts, nodesOf } from './instance-plan';
 import { LeadOptions, runLeadership } from './leadership';
 import { Lock, LockOwner, ReleaseResult } from './lock';
 import type { LockNode, ReadyState } from './lock-node';
@@ -34,7 +34,7 @@ export class RedlockCore implements LockOwner {
   /** The effective options (defaults applied). */
   readonly options: ResolvedOptions;
   /** Counters and gauges: how waiters woke, locks lost, renewals failed, revocations; callers waiting, locks held. */
-  readonly stats: RedlockStats = newStats();
+  readonly stats: RedlockStats;
   /** @internal The Nest layer's locked sections drive this instance through this port only. */
   readonly sections: SectionPort;
   private readonly parts: InstanceParts;
@@ -58,6 +58,7 @@ export class RedlockCore implements LockOwner {
     setMaxListeners(0, this.lifetime.signal);
     this.parts = instanceParts(this, this.events, this.lifetime.signal, internals);
     this.sections = this.parts.sections;
+    this.stats = this.parts.stats;
     this.quorum = this.parts.plan.quorum;
     this.defaultSettings = optionRules.resolveCallOptions(undefined, this.options);
     if (this.nodes.length % 2 === 0) {

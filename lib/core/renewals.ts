@@ -168,6 +168,9 @@ export class Renewals {
     this.deadlines = new DueQueue(clock, (now) => this.expireDue(now));
   }
 
+  /** Renewals that failed so far (too few nodes answered, or the lock was gone): `stats.renewalsFailed`. */
+  failed = 0;
+
   /** How many locks are kept alive (for tests and metrics). */
   get size(): number {
     return this.deadlines.size;
@@ -233,6 +236,7 @@ export class Renewals {
         this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
       },
       (error: unknown) => {
+        this.failed++;
         if (entry.stopped) return;
         if (error instanceof LockLostError) return this.lose(entry, error);
         // Too few nodes answered: the lock is unchanged (or ends earlier, docs/DESIGN.md §4); try again while

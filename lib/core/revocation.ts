@@ -58,8 +58,8 @@ const MAX_PERMITS = 1_000;
  * are gone) or its deadline.
  */
 export class Revocations {
-  /** The locks this instance holds, by resource. */
-  private readonly held = new Map<string, Set<Lock>>();
+  /** The locks this instance holds, by resource: the lock, or a set of them when several share it. */
+  private readonly held = new Map<string, Lock | Set<Lock>>();
   private subscribing = false;
   private listening: Promise<void> | undefined;
   /** Above this many tracked resources, released and expired locks are swept out (amortised). */
@@ -74,9 +74,11 @@ export class Revocations {
   track(lock: Lock): void {
     if (!this.subscribing) void this.listen();
     for (const resource of lock.resources) {
-      let set = this.held.get(resource);
-      if (!set) this.held.set(resource, (set = new Set()));
-      set.add(lock);
+      const earlier = this.held.get(resource);
+      // One lock per resource is the common case: a Set only when several share it (readers, permits).
+      if (earlier === undefined) this.held.set(resource, lock);
+      else if (earlier instanceof Set) earlier.add(lock);
+      else this.held.set(resource, new Set([earlier, lock]));
     }
     if (this.held.size > this.sweepAt) this.sweep();
   }
@@ -84,10 +86,12 @@ export class Revocations {
   /** Called once a lock is released. */
   untrack(lock: Lock): void {
     for (const resource of lock.resources) {
-      const set = this.held.get(resource);
-      if (!set) continue;
-      set.delete(lock);
-      if (set.size === 0) this.held.delete(resource);
+      const entry = this.held.get(resource);
+      if (entry === lock) this.held.delete(resource);
+      else if (entry instanceof Set) {
+        entry.delete(lock);
+        if (entry.size === 0) this.held.delete(resource);
+      }
     }
   }
 
@@ -186,10 +190,10 @@ export class Revocations {
 
   /** A revocation of `resource` was announced: every lock of this instance on it is lost. */
   private heard(resource: string, reason: string): void {
-    const set = this.held.get(resource);
-    if (!set) return;
+    const entry = this.held.get(resource);
+    if (!entry) return;
     this.held.delete(resource);
-    for (const lock of set) {
+    for (const lock of entry instanceof Set ? entry : [entry]) {
       if (lock.isReleased) continue;
       const error = new LockRevokedError(lock.resources, reason);
       if (lock.markLost(error)) this.context.countLost(lock, error);
@@ -199,18 +203,22 @@ export class Revocations {
   /** How many locks of this instance are held now (neither released nor expired); sweeps the rest out. */
   heldCount(): number {
     this.sweep();
-    let count = 0;
     const seen = new Set<Lock>();
-    for (const set of this.held.values())
-      for (const lock of set) if (!seen.has(lock)) (seen.add(lock), count++);
-    return count;
+    for (const entry of this.held.values()) {
+      if (entry instanceof Set) for (const lock of entry) seen.add(lock);
+      else seen.add(entry);
+    }
+    return seen.size;
   }
 
   /** Drops released and expired locks (a lock that was never released leaves the map here). */
   private sweep(): void {
-    for (const [resource, set] of this.held) {
-      for (const lock of set) if (lock.isReleased || lock.remainingTime <= 0) set.delete(lock);
-      if (set.size === 0) this.held.delete(resource);
+    const gone = (lock: Lock) => lock.isReleased || lock.remainingTime <= 0;
+    for (const [resource, entry] of this.held) {
+      if (entry instanceof Set) {
+        for (const lock of entry) if (gone(lock)) entry.delete(lock);
+        if (entry.size === 0) this.held.delete(resource);
+      } else if (gone(entry)) this.held.delete(resource);
     }
     this.sweepAt = Math.max(1_024, this.held.size * 2);
   }

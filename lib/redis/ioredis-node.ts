@@ -60,9 +60,8 @@ function notConnected(status: string): string {
   if (status === 'end' || status === 'close')
     return `not connected (client status "${status}": the client was closed)`;
   return (
-    `not connected (client status "${status}"): check the node's address and that it is up and reachable. ` +
-    'Commands are not queued for later (a replay could land on a restarted node): with new Redlock(), await ' +
-    'redlock.connect() before locking; RedlockModule connects at start-up and locking resumes once the node is back'
+    `not connected (client status "${status}": its client keeps reconnecting); calls are not queued for later ` +
+    '(a replay could land on a restarted node), so they fail until the node is back'
   );
 }
 
