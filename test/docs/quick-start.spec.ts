@@ -272,13 +272,22 @@ describe("README's quick start, run against 3 real nodes", () => {
         ['*/10 * * * * *'],
         ['*/10 * * * * *'],
       ]);
-      const tick = Math.ceil((Date.now() + 1) / 10_000) * 10_000;
-      await new Promise((resolve) => setTimeout(resolve, tick - Date.now() + 700));
-      // On a loaded machine the tick's run may take longer than 700 ms to be written: wait for it (≤ 5 s).
+      // The next tick runs once. On a loaded machine a tick may be skipped instead, by design, when too few nodes
+      // answer within the node timeout (one warning each): then the next tick is watched, up to three.
       const keptOn = async () =>
         (await valuesOnNodes(nodes, 'redlock:{report:nightly}')).filter((v) => v !== null);
-      for (let i = 0; i < 50 && (await keptOn()).length < 2; i++)
-        await new Promise((r) => setTimeout(r, 100));
+      let tick = 0;
+      for (let watched = 0; watched < 3; watched++) {
+        tick = Math.ceil((Date.now() + 1) / 10_000) * 10_000;
+        await new Promise((resolve) => setTimeout(resolve, tick - Date.now() + 700));
+        // The tick's run may take longer than 700 ms to be written: wait for it (≤ 5 s).
+        for (let i = 0; i < 50 && (await keptOn()).length < 2; i++)
+          await new Promise((r) => setTimeout(r, 100));
+        if ((await keptOn()).length >= 2) break;
+        const skipped = logged.filter((line) => /nightly.*skipped this tick: /.test(line));
+        expect(skipped.length).toBeGreaterThanOrEqual(1); // a tick that did not run says why
+        logged.splice(0, logged.length, ...logged.filter((line) => !skipped.includes(line)));
+      }
       await recorder.settle();
       const ofTick = recorder.events.filter((e) => e.key === 'redlock:{report:nightly}' && e.at >= tick - 50);
       // Both instances' timers fired for it; one run took the lock and keeps it (not deleted) on a quorum. A
@@ -300,7 +309,7 @@ describe("README's quick start, run against 3 real nodes", () => {
     } finally {
       recorder.stop();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('the Without Nest block runs to the end once the nodes are past the guard: both accounts, then the order', async () => {
     // The block's window: the default ttl, 10 s (larger than the call's 5 s).
