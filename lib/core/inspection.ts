@@ -6,7 +6,8 @@ import { ownerOf } from './lock';
 import type { KeyReading, LockNode, NodeReading } from './lock-node';
 import { describe } from './messages';
 import { callNode } from './node-contract';
-import { rejectUnknownKeys } from './options';
+import { MAX_PERMITS, rejectUnknownKeys } from './options';
+import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from './permits';
 import { fenceKey, intentKey, lockKey, normalizeResources, readersKey } from './resources';
 
@@ -72,9 +73,6 @@ export interface InspectionContext {
   readonly keyPrefix: string;
 }
 
-/** The most permit keys one inspection reads per node. */
-const MAX_INSPECTED_PERMITS = 1_000;
-
 /**
  * Reads every node's keys of `resource` (one script call per node, a second one for a semaphore's permits) and
  * merges them into the quorum's view. Read-only; a node that cannot be read within the node timeout is reported
@@ -85,13 +83,7 @@ export async function inspectResource(context: InspectionContext, resource: stri
   const key = lockKey(keyPrefix, resource);
   const base = [key, readersKey(key), intentKey(key), fenceKey(keyPrefix, resource), limitKey(key)];
   const readings = await readAll(group, base);
-  const limits = readings.map((reading) =>
-    reading instanceof Error ? undefined : integerValue(reading.keys[4]),
-  );
-  const permits = Math.min(
-    MAX_INSPECTED_PERMITS,
-    Math.max(0, ...limits.map((limit) => (limit !== undefined && limit > 0 ? limit : 0))),
-  );
+  const permits = largestLimit(readings, 4);
   const permitKeys = Array.from({ length: permits }, (_, slot) => permitKey(key, slot));
   const permitReadings = permits > 0 ? await readAll(group, permitKeys) : [];
   const nodes = group.nodes.map((node, index): NodeInspection => {
@@ -138,25 +130,31 @@ export async function inspectResource(context: InspectionContext, resource: stri
 }
 
 /** Every node's reading of `keys`, or the error it gave; never rejects. */
-function readAll(group: NodeGroup, keys: readonly string[]): Promise<(NodeReading | Error)[]> {
+export function readAll(group: NodeGroup, keys: readonly string[]): Promise<(NodeReading | Error)[]> {
   return Promise.all(
     group.nodes.map((node) =>
-      readNode(node, keys, group.nodeTimeout).catch((error: unknown) =>
+      readNode(group, node, keys).catch((error: unknown) =>
         error instanceof Error ? error : new Error(String(error)),
       ),
     ),
   );
 }
 
-function readNode(node: LockNode, keys: readonly string[], timeout: number): Promise<NodeReading> {
+function readNode(group: NodeGroup, node: LockNode, keys: readonly string[]): Promise<NodeReading> {
   if (!node.inspect)
     return Promise.reject(new Error(`${node.name} cannot be inspected (its LockNode has no inspect())`));
-  return withTimeout(
-    callNode(node, 'inspect', () => node.inspect!(keys)),
-    // Reading is not on the lock's clock: a little more room than a lock operation.
-    Math.max(timeout * 4, 200),
-    () => new Error(`${node.name} did not answer the inspection in time`),
+  return operatorCall(group, node, 'inspect', () => node.inspect!(keys), 'inspection');
+}
+
+/**
+ * The most permits any node records, from each node's reading of the limit key (at `index`): 0 when none does,
+ * never more than a semaphore may have.
+ */
+export function largestLimit(readings: readonly (NodeReading | Error)[], index: number): number {
+  const limits = readings.map((reading) =>
+    reading instanceof Error ? 0 : Math.max(0, integerValue(reading.keys[index]) ?? 0),
   );
+  return Math.min(MAX_PERMITS, Math.max(0, ...limits));
 }
 
 /** The holders found on a quorum of nodes, merged per owner value (and permit). */

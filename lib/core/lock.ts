@@ -258,9 +258,10 @@ export function newOwnerValue(label: string): string {
   return `${random}:${Date.now().toString(36)}:${label}`;
 }
 
-/** A later attempt's owner value: new random bytes and time, the label of `previous`. */
+/** A later attempt's owner value: new random bytes and time, the label of `previous` (no parsing of its time). */
 export function nextOwnerValue(previous: string): string {
-  return newOwnerValue(ownerOf(previous)?.label ?? '');
+  const labelAt = previous.indexOf(':', RANDOM_CHARS + 1) + 1;
+  return newOwnerValue(labelAt > 0 ? previous.slice(labelAt) : '');
 }
 
 /** What an owner value says of its holder: its label and since when (epoch ms, the holder's clock). */

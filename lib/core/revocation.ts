@@ -1,10 +1,11 @@
-import { withTimeout } from './clock';
 import { InvalidArgumentError, LockLostError, LockRevokedError } from './errors';
 import type { RedlockEvents } from './events';
 import type { NodeGroup } from './fan-out';
 import type { Lock } from './lock';
 import * as messages from './messages';
 import { callNode } from './node-contract';
+import { largestLimit, readAll } from './inspection';
+import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from './permits';
 import { intentKey, lockKey, readersKey } from './resources';
 import { rejectUnknownKeys } from './options';
@@ -47,8 +48,6 @@ export interface RevocationContext {
 
 /** The longest reason a revocation may give. */
 const MAX_REASON = 500;
-/** The most permit keys one revocation deletes (the most permits a semaphore may have). */
-const MAX_PERMITS = 1_000;
 
 /**
  * The revocations of one instance (docs/DESIGN.md §16): it revokes locks on every node, and it learns of the
@@ -60,7 +59,7 @@ const MAX_PERMITS = 1_000;
 export class Revocations {
   /** The locks this instance holds, by resource: the lock, or a set of them when several share it. */
   private readonly held = new Map<string, Lock | Set<Lock>>();
-  private subscribing = false;
+  /** The subscriptions to the revocation channel, once started. */
   private listening: Promise<void> | undefined;
   /** Above this many tracked resources, released and expired locks are swept out (amortised). */
   private sweepAt = 1_024;
@@ -72,7 +71,7 @@ export class Revocations {
 
   /** Called for each lock handed out: it will hear of its revocation. */
   track(lock: Lock): void {
-    if (!this.subscribing) void this.listen();
+    if (!this.listening) void this.listen();
     for (const resource of lock.resources) {
       const earlier = this.held.get(resource);
       // One lock per resource is the common case: a Set only when several share it (readers, permits).
@@ -116,11 +115,7 @@ export class Revocations {
         .map((node) => {
           if (!node.revoke)
             return Promise.reject(new Error(`${node.name} cannot revoke (its LockNode has no revoke())`));
-          return withTimeout(
-            callNode(node, 'revoke', () => node.revoke!(request)),
-            Math.max(group.nodeTimeout * 4, 200),
-            () => new Error(`${node.name} did not answer the revocation in time`),
-          );
+          return operatorCall(group, node, 'revoke', () => node.revoke!(request), 'revocation');
         })
         .map((answer, index) =>
           answer.then(
@@ -147,21 +142,7 @@ export class Revocations {
 
   /** The largest number of permits any node records for the lock key (0: not a semaphore, or unknown). */
   private async recordedPermits(key: string): Promise<number> {
-    const { group } = this.context;
-    const limits = await Promise.all(
-      group.nodes.map((node) =>
-        node.inspect
-          ? callNode(node, 'inspect', () => node.inspect!([limitKey(key)])).then(
-              (reading) => {
-                const entry = reading.keys[0];
-                return entry?.type === 'string' && /^\d+$/.test(entry.value) ? Number(entry.value) : 0;
-              },
-              () => 0,
-            )
-          : 0,
-      ),
-    );
-    return Math.min(MAX_PERMITS, Math.max(0, ...limits));
+    return largestLimit(await readAll(this.context.group, [limitKey(key)]), 0);
   }
 
   /**
@@ -170,7 +151,6 @@ export class Revocations {
    * subscription a holder learns of a revocation at its next renewal or its deadline.
    */
   listen(): Promise<void> {
-    this.subscribing = true;
     this.listening ??= Promise.all(
       this.context.group.nodes.map((node) =>
         node.subscribeToChannel

@@ -261,8 +261,8 @@ describe('operating locks: owner labels, inspect, holders, revoke (3 real nodes)
         new Promise<Record<string, unknown>>((resolve, reject) => {
           const found = messages.find((message) => message.kind === kind);
           if (found) return resolve(found);
+          // The listener below records every message; this one only waits for `kind`.
           const onMessage = (message: Record<string, unknown>) => {
-            messages.push(message);
             if (message.kind === kind) resolve(message);
             if (message.kind === 'failed') reject(new Error(String(message.message)));
           };
