@@ -1,30 +1,11 @@
-import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib';
+import { InvalidArgumentError, Redlock } from '../../lib';
+import { countingNodes } from './helpers';
 import { longTimeout, withTimeout } from '../../lib/core/clock';
 import { resolveModuleOptions } from '../../lib/redlock.module-options';
 
 /** Node fires a delay above this after 1 ms. */
 const MAX = 2 ** 31 - 1;
 
-class YesNode implements LockNode {
-  calls = 0;
-  constructor(readonly name: string) {}
-  async acquire(): Promise<AcquireReply> {
-    this.calls++;
-    return { outcome: 'acquired', token: 0 };
-  }
-  async fence(): Promise<boolean> {
-    return true;
-  }
-  async extend(): Promise<boolean> {
-    this.calls++;
-    return true;
-  }
-  async release(): Promise<number> {
-    return 1;
-  }
-}
-
-const threeNodes = () => [new YesNode('a:1'), new YesNode('b:1'), new YesNode('c:1')];
 const TOO_LONG = /longer than 2147483647 ms \(about 24\.8 days\), the longest delay a Node timer can wait/;
 
 describe('durations above 2^31 − 1 ms are refused, everywhere the library takes one (a ttl excepted)', () => {
@@ -35,7 +16,7 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
     ['maxRetryDelay', { maxRetryDelay: 2 ** 31 }],
     ['restartGuard', { restartGuard: 2 ** 31 }],
   ])('constructor option %s', (name, options) => {
-    const make = () => new Redlock(threeNodes(), { logger: false, ...options });
+    const make = () => new Redlock(countingNodes(), { logger: false, ...options });
     expect(make).toThrow(InvalidArgumentError);
     expect(make).toThrow(new RegExp(`^${name} of 2147483648 ms|^${name} of 4294967296 ms`));
     expect(make).toThrow(TOO_LONG);
@@ -43,13 +24,13 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
 
   it('the limit itself is accepted, and so is wait: Infinity', () => {
     for (const name of ['ttl', 'nodeTimeout', 'wait', 'maxRetryDelay', 'restartGuard']) {
-      expect(() => new Redlock(threeNodes(), { logger: false, [name]: MAX })).not.toThrow();
+      expect(() => new Redlock(countingNodes(), { logger: false, [name]: MAX })).not.toThrow();
     }
-    expect(() => new Redlock(threeNodes(), { logger: false, wait: Infinity })).not.toThrow();
+    expect(() => new Redlock(countingNodes(), { logger: false, wait: Infinity })).not.toThrow();
   });
 
   it('per-call ttl and wait, extend() and using(), before any node is asked', async () => {
-    const nodes = threeNodes();
+    const nodes = countingNodes();
     const redlock = new Redlock(nodes, { logger: false });
     const BEYOND_EXACT = /^ttl of 9007199254740992 ms is beyond what JavaScript keeps exact/;
     await expect(redlock.acquire('t', { ttl: 2 ** 53 })).rejects.toThrow(BEYOND_EXACT);
@@ -67,14 +48,14 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
   it("a ttl may be as long as Redis' PX allows and JavaScript keeps exact: node-redlock's idioms", async () => {
     // node-redlock's tests lock for Number.MAX_SAFE_INTEGER / 10 ms: "never expires while the test runs".
     for (const ttl of [2 ** 31, 2 ** 32, Math.floor(Number.MAX_SAFE_INTEGER / 10), Number.MAX_SAFE_INTEGER]) {
-      const redlock = new Redlock(threeNodes(), { logger: false, ttl, restartGuard: false });
+      const redlock = new Redlock(countingNodes(), { logger: false, ttl, restartGuard: false });
       const lock = await redlock.acquire('long', { ttl });
       expect(lock.ttl).toBe(ttl);
       expect(lock.remainingTime).toBeGreaterThan(ttl * 0.98);
       await redlock.extend(lock, ttl);
       await lock.release();
     }
-    expect(() => new Redlock(threeNodes(), { logger: false, ttl: 1.5e16 })).toThrow(InvalidArgumentError);
+    expect(() => new Redlock(countingNodes(), { logger: false, ttl: 1.5e16 })).toThrow(InvalidArgumentError);
   });
 
   it.each([
@@ -86,7 +67,7 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
     ['quit', -1],
     ['connect', '1000'],
   ])('%s(%p) rejects with the limit', async (method, timeout) => {
-    const redlock = new Redlock(threeNodes(), { logger: false });
+    const redlock = new Redlock(countingNodes(), { logger: false });
     const call = (redlock as unknown as Record<string, (t: unknown) => Promise<unknown>>)[method];
     const error = await call.call(redlock, timeout).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -98,7 +79,7 @@ describe('durations above 2^31 − 1 ms are refused, everywhere the library take
   });
 
   it.each(['connectTimeout', 'shutdownTimeout'])('module option %s', (name) => {
-    expect(() => resolveModuleOptions({ nodes: threeNodes(), logger: false, [name]: 2 ** 31 })).toThrow(
+    expect(() => resolveModuleOptions({ nodes: countingNodes(), logger: false, [name]: 2 ** 31 })).toThrow(
       new RegExp(`Invalid RedlockModule options: ${name} of 2147483648 ms is longer than 2147483647 ms`),
     );
   });

@@ -1,4 +1,4 @@
-import { Redlock, RedlockOptions } from '../../lib';
+import { AcquireReply, LockNode, Redlock, RedlockOptions } from '../../lib';
 import type { RedisNodes } from '../support';
 
 /** Redlock instances created by a test file, all closed by {@link closeAll}. */
@@ -49,3 +49,32 @@ export async function eventually(condition: () => Promise<boolean>, timeout = 5_
     await delay(10);
   }
 }
+
+/** A node that grants everything and counts its calls: bad input must be refused before any of them happens. */
+export class CountingNode implements LockNode {
+  calls = 0;
+  constructor(readonly name: string) {}
+  async acquire(): Promise<AcquireReply> {
+    this.calls++;
+    return { outcome: 'acquired', token: 0 };
+  }
+  async fence(): Promise<boolean> {
+    this.calls++;
+    return true;
+  }
+  async extend(): Promise<boolean> {
+    this.calls++;
+    return true;
+  }
+  async release(): Promise<number> {
+    this.calls++;
+    return 1;
+  }
+}
+
+/** Three {@link CountingNode}s. */
+export const countingNodes = (): CountingNode[] => [
+  new CountingNode('a:1'),
+  new CountingNode('b:1'),
+  new CountingNode('c:1'),
+];

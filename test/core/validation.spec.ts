@@ -1,29 +1,6 @@
 import { inspect } from 'node:util';
-import { AcquireReply, InvalidArgumentError, LockNode, Redlock } from '../../lib';
-
-/** A node that only counts calls: validation must reject bad input before any of them happens. */
-class CountingNode implements LockNode {
-  calls = 0;
-  constructor(readonly name: string) {}
-  async acquire(): Promise<AcquireReply> {
-    this.calls++;
-    return { outcome: 'acquired', token: 0 };
-  }
-  async fence(): Promise<boolean> {
-    this.calls++;
-    return true;
-  }
-  async extend(): Promise<boolean> {
-    this.calls++;
-    return true;
-  }
-  async release(): Promise<number> {
-    this.calls++;
-    return 1;
-  }
-}
-
-const threeNodes = () => [new CountingNode('a:1'), new CountingNode('b:1'), new CountingNode('c:1')];
+import { InvalidArgumentError, Redlock } from '../../lib';
+import { CountingNode, countingNodes } from './helpers';
 
 describe('bad input gets a clear error before any Redis traffic', () => {
   it.each([
@@ -58,7 +35,7 @@ describe('bad input gets a clear error before any Redis traffic', () => {
     ['a misspelt option', null, { ttL: 1000 }, /Unknown Redlock option "ttL"/],
     ['a logger without warn()', null, { logger: {} }, /logger must be false or an object/],
   ])('constructor: %s', (_, nodes, options, message) => {
-    const make = () => new Redlock((nodes ?? threeNodes()) as never, options as never);
+    const make = () => new Redlock((nodes ?? countingNodes()) as never, options as never);
     expect(make).toThrow(InvalidArgumentError);
     expect(make).toThrow(message);
   });
@@ -72,7 +49,7 @@ describe('bad input gets a clear error before any Redis traffic', () => {
   });
 
   describe('calls', () => {
-    const nodes = threeNodes();
+    const nodes = countingNodes();
     const redlock = new Redlock(nodes, { logger: false });
     afterEach(() => {
       expect(nodes.map((n) => n.calls)).toEqual([0, 0, 0]);
@@ -115,7 +92,7 @@ describe('bad input gets a clear error before any Redis traffic', () => {
   });
 
   it('extend() with a bad ttl is refused before traffic', async () => {
-    const nodes = threeNodes();
+    const nodes = countingNodes();
     const redlock = new Redlock(nodes, { logger: false });
     const lock = await redlock.acquire('r');
     const before = nodes.map((n) => n.calls);
