@@ -104,6 +104,27 @@ describe('ACL users (3 real nodes)', () => {
     }
   });
 
+  it('negative control: a holder denied the revocation channel hears nothing; it learns of it at its next extend', async () => {
+    const operator = new Redlock(await asUser('locker', LEAST_PRIVILEGE), {
+      logger: false,
+      restartGuard: false,
+    });
+    // The same rights without any channel: SUBSCRIBE is refused, so the announcement cannot reach it.
+    const deaf = await asUser('deaf', LEAST_PRIVILEGE.replace(' &redlock:*', ''));
+    const holder = new Redlock(deaf, { logger: false, restartGuard: false, nodeTimeout: 500 });
+    try {
+      await Promise.all([operator.connect(2_000), holder.connect(2_000)]);
+      const lock = await holder.acquire('acl:deaf', { ttl: 30_000 });
+      expect((await operator.revoke('acl:deaf', { reason: 'control' })).revokedOn).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(lock.signal.aborted).toBe(false); // the keys are gone, and nothing told it
+      expect((await operator.inspect('acl:deaf')).state).toBe('free');
+      await expect(holder.extend(lock)).rejects.toThrow(/too few nodes still hold it/);
+    } finally {
+      await Promise.all([operator.quit(), holder.quit()]);
+    }
+  });
+
   it('+@all -@dangerous: the same, INFO denied', async () => {
     await lifecycle(await asUser('app', NO_DANGEROUS));
   });
