@@ -1,6 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import eslint from '@eslint/js';
+import { ESLint, Linter } from 'eslint';
+import eslintPluginPrettierRecommended from 'eslint-plugin-prettier/recommended';
+import globals from 'globals';
 import * as ts from 'typescript';
+import tseslint from 'typescript-eslint';
 
 /** The comment, on the line right before a fence, that exempts a block from compiling. */
 export const NO_COMPILE = '<!-- snippet: no-compile -->';
@@ -174,6 +179,135 @@ export function formatReport(errors: readonly SnippetError[]): string {
       ([snippet, list]) =>
         `\`\`\`ts block at ${snippet.file}:${snippet.line} does not compile:\n` +
         list.map((e) => `  ${e.where}: ${e.message}`).join('\n'),
+    )
+    .join('\n\n');
+}
+
+/**
+ * The `.prettierrc` of a fresh `nest new` app (@nestjs/schematics 11, application template); the
+ * `prettier/prettier` rule of its ESLint config formats by it, not by this repository's `.prettierrc`.
+ */
+export const NEST_APP_PRETTIERRC = { singleQuote: true, trailingComma: 'all' };
+
+/**
+ * The `eslint.config.mjs` of a fresh `nest new` app (NestJS 11 CLI: @nestjs/schematics 11.1.0's application
+ * template, the same as nestjs/typescript-starter's), as a flat config, with `tsconfigRootDir` where the
+ * template has `import.meta.dirname`: typed linting through the project service, which finds each file's
+ * nearest tsconfig.json.
+ */
+export function nestAppEslintConfig(tsconfigRootDir: string): Linter.Config[] {
+  return tseslint.config(
+    {
+      ignores: ['eslint.config.mjs'],
+    },
+    eslint.configs.recommended,
+    ...tseslint.configs.recommendedTypeChecked,
+    eslintPluginPrettierRecommended,
+    {
+      languageOptions: {
+        globals: {
+          ...globals.node,
+          ...globals.jest,
+        },
+        sourceType: 'commonjs',
+        parserOptions: {
+          projectService: true,
+          tsconfigRootDir,
+        },
+      },
+    },
+    {
+      rules: {
+        '@typescript-eslint/no-explicit-any': 'off',
+        '@typescript-eslint/no-floating-promises': 'warn',
+        '@typescript-eslint/no-unsafe-argument': 'warn',
+        'prettier/prettier': ['error', { endOfLine: 'auto' }],
+      },
+    },
+  ) as Linter.Config[];
+}
+
+/** One ESLint message of a snippet, mapped back to the Markdown file. */
+export interface SnippetLintMessage {
+  readonly snippet: Snippet;
+  /** `README.md:35:12` — where in the Markdown file. */
+  readonly where: string;
+  /** `@typescript-eslint/no-floating-promises`; `null` for a parsing error. */
+  readonly ruleId: string | null;
+  readonly severity: 'error' | 'warning';
+  /** ESLint can fix it (`eslint --fix`, which a Nest app's `npm run lint` runs, rewrites the code). */
+  readonly fixable: boolean;
+  /** `warning @typescript-eslint/no-floating-promises: Promises must be awaited, ...` */
+  readonly message: string;
+}
+
+/**
+ * Lints the snippets as a fresh Nest app's `npm run lint` would, with one ESLint instance and one `lintFiles`
+ * call. Each snippet is written into `dir` (`snippetFileName`, `snippetSource`), next to a tsconfig.json that
+ * lists them and `extraFiles` (a prelude) under `compilerOptions` (the project service finds it), and the
+ * Nest app's `.prettierrc`. Returns every message, warnings included, and the snippets ESLint linted (one it
+ * skipped is missing there).
+ */
+export async function lintSnippets(
+  dir: string,
+  snippets: readonly Snippet[],
+  compilerOptions: Record<string, unknown>,
+  extraFiles: Readonly<Record<string, string>> = {},
+): Promise<{ messages: SnippetLintMessage[]; linted: Snippet[] }> {
+  const byPath = new Map<string, Snippet>();
+  for (const snippet of snippets) {
+    const file = path.join(dir, snippetFileName(snippet));
+    fs.writeFileSync(file, snippetSource(snippet));
+    byPath.set(file, snippet);
+  }
+  for (const [name, text] of Object.entries(extraFiles)) fs.writeFileSync(path.join(dir, name), text);
+  const files = [...Object.keys(extraFiles), ...[...byPath.keys()].map((file) => path.basename(file))];
+  const tsconfig = { compilerOptions: { ...compilerOptions, noEmit: true }, files };
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+  fs.writeFileSync(path.join(dir, '.prettierrc'), JSON.stringify(NEST_APP_PRETTIERRC, null, 2));
+  const linter = new ESLint({ cwd: dir, overrideConfigFile: true, overrideConfig: nestAppEslintConfig(dir) });
+  const results = await linter.lintFiles([...byPath.keys()]);
+  const messages: SnippetLintMessage[] = [];
+  const linted: Snippet[] = [];
+  for (const result of results) {
+    const snippet = byPath.get(path.normalize(result.filePath));
+    if (!snippet) throw new Error(`ESLint linted a file that is not a snippet: ${result.filePath}`);
+    linted.push(snippet);
+    for (const m of result.messages) {
+      const severity = m.severity === 2 ? 'error' : 'warning';
+      messages.push({
+        snippet,
+        // The snippet's line 1 is the line after the fence.
+        where: `${snippet.file}:${snippet.line + m.line}:${m.column}`,
+        ruleId: m.ruleId,
+        severity,
+        fixable: m.fix !== undefined,
+        message: `${severity} ${m.ruleId ?? '(parsing)'}: ${m.message}`,
+      });
+    }
+  }
+  return { messages, linted };
+}
+
+/**
+ * What a block must not draw: every message but the formatting `prettier/prettier` would fix. The Nest app's
+ * `npm run lint` is `eslint --fix`, which reformats a pasted block to the app's `.prettierrc` (printWidth 80)
+ * and fails only on what it cannot fix; the manual's blocks are formatted as this repository's code is, at
+ * 110 columns. Stricter than `--fix` on the other rules: a block that only passes once ESLint rewrites it
+ * (`prefer-const`, say) fails.
+ */
+export const lintFailures = (messages: readonly SnippetLintMessage[]) =>
+  messages.filter((m) => !(m.ruleId === 'prettier/prettier' && m.fixable));
+
+/** A report a reader can act on: each failing block (file and fence line), then its ESLint messages. */
+export function formatLintReport(messages: readonly SnippetLintMessage[]): string {
+  const blocks = new Map<Snippet, SnippetLintMessage[]>();
+  for (const m of messages) blocks.set(m.snippet, [...(blocks.get(m.snippet) ?? []), m]);
+  return [...blocks]
+    .map(
+      ([snippet, list]) =>
+        `\`\`\`ts block at ${snippet.file}:${snippet.line} does not pass a fresh Nest app's ESLint config:\n` +
+        list.map((m) => `  ${m.where}: ${m.message}`).join('\n'),
     )
     .join('\n\n');
 }
