@@ -106,6 +106,8 @@ export type { ReleaseOutcome, ReleaseResult } from './core';
 export type { LockNode } from './core';
 /** A node's answer to an acquire request, and the request (part of `LockNode`). */
 export type { AcquireReply, AcquireRequest } from './core';
+/** One lock of a batched renewal (`LockNode.extendMany`, optional). */
+export type { ExtendItem } from './core';
 /** Where the core reads time and schedules timers (injectable for simulations). */
 export type { Clock } from './core';
 /** A cancellable timer returned by a `Clock`. */

@@ -1,4 +1,4 @@
-import { LockLostError, QuorumUnavailableError } from './errors';
+import { LockLostError, QuorumUnavailableError, type NodeVote } from './errors';
 import { NodeGroup, askNodes, votesOf } from './fan-out';
 import type { Lock } from './lock';
 import * as messages from './messages';
@@ -45,30 +45,51 @@ export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number):
     EXTEND_PLAN[quorum] ?? { needed: quorum, isYes: isTrue },
     checkedExtend,
   );
+  const error = extensionOutcome(group, lock, ttl, start, result.success, result.yes, () =>
+    votesOf(nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER)),
+  );
+  if (error) throw error;
+}
+
+/**
+ * What an extension of `lock` to `ttl` sent at `start` came to, once decided (`success`: a quorum renewed
+ * it): undefined when the lock got its new deadline, else the error to report. Shared by one lock's extend
+ * and the batched renewal (extend-batch.ts), so both decide alike.
+ */
+export function extensionOutcome(
+  group: NodeGroup,
+  lock: Lock,
+  ttl: number,
+  start: number,
+  success: boolean,
+  yes: number,
+  votesNow: () => NodeVote[],
+): Error | undefined {
+  const { nodes, clock, quorum } = group;
   const deadline = validUntil(start, ttl, group.driftFactor);
   // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
-  if (result.success && deadline > clock.now() && !lock.lostError) {
+  if (success && deadline > clock.now() && !lock.lostError) {
     lock.setDeadline(deadline);
-    return;
+    return undefined;
   }
   // Whatever the outcome, nodes that applied the new ttl (their answers may come too late to count, or not
   // at all) expire the keys by then: a shorter ttl shortens the validity even when the call failed.
   if (deadline < lock.validUntil) lock.setDeadline(deadline);
-  const votes = votesOf(nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER));
-  if (result.success) {
-    throw lock.lostError ?? new LockLostError(lock.resources, messages.LOST_EXTEND_TOO_SLOW, votes);
+  const votes = votesNow();
+  if (success) {
+    return lock.lostError ?? new LockLostError(lock.resources, messages.LOST_EXTEND_TOO_SLOW, votes);
   }
   let notOwner = 0;
   for (const vote of votes) if (vote.outcome === 'not-owner') notOwner++;
   if (nodes.length - notOwner < quorum) {
-    throw new LockLostError(lock.resources, messages.lostQuorum(votes), votes);
+    return new LockLostError(lock.resources, messages.lostQuorum(votes), votes);
   }
-  throw new QuorumUnavailableError(
+  return new QuorumUnavailableError(
     lock.resources,
     votes,
     1,
     quorum,
-    messages.extendUnavailable(quorum, nodes.length, result.yes),
+    messages.extendUnavailable(quorum, nodes.length, yes),
   );
 }
 

@@ -14,6 +14,7 @@ export type {
   LockNode,
   AcquireReply,
   AcquireRequest,
+  ExtendItem,
   KeyReading,
   NodeReading,
   ReadyState,

@@ -1,6 +1,7 @@
 import type { AcquirePlan } from './acquire';
 import { Clock, systemClock } from './clock';
-import { InvalidArgumentError, type LockLostError } from './errors';
+import { InvalidArgumentError, RedlockClosedError, type LockLostError } from './errors';
+import { extendBatch } from './extend-batch';
 import type { RedlockEvents } from './events';
 import { quorumOf } from './fan-out';
 import type { KeyPlan } from './grant';
@@ -170,7 +171,10 @@ export function instanceParts(
   releases.onReleased((lock) => revocations.untrack(lock));
   const renewals = new Renewals(
     clock,
-    (held) => self.extend(held),
+    (held) =>
+      lifetime.aborted
+        ? Promise.resolve(held.map((lock) => new RedlockClosedError('extend', lock.resources)))
+        : extendBatch(plan, held),
     (lost, error) => {
       options.logger?.warn(workUnprotected(error.message));
       countLost(lost, error);

@@ -1,5 +1,6 @@
 import type { Clock } from './clock';
 import type { LockLostError } from './errors';
+import { toError } from './fan-out';
 import type { Lock } from './lock';
 import { Renewals } from './renewals';
 
@@ -17,5 +18,7 @@ export function keepAlive(
   extend: (lock: Lock) => Promise<unknown>,
   onLost: (lock: Lock, error: LockLostError) => void,
 ): () => void {
-  return new Renewals(clock, extend, onLost).add(lock);
+  const renewEach = (locks: readonly Lock[]) =>
+    Promise.all(locks.map((held) => extend(held).then(() => undefined, toError)));
+  return new Renewals(clock, renewEach, onLost).add(lock);
 }

@@ -43,6 +43,17 @@ export type AcquireReply =
    */
   | { readonly outcome: 'refused'; readonly uptime: number; readonly basis?: 'uptime' | 'data-age' };
 
+/** One lock of a batched renewal ({@link LockNode.extendMany}): what {@link LockNode.extend} takes. */
+export interface ExtendItem {
+  /** The lock keys (checked and extended unless `readers` is given). */
+  readonly keys: readonly string[];
+  readonly owner: string;
+  /** The new ttl in ms. */
+  readonly ttl: number;
+  /** A read lock's readers sets (docs/DESIGN.md §15): the owner's entries there are checked and extended. */
+  readonly readers?: readonly string[];
+}
+
 /** One key as a node holds it, read by {@link LockNode.inspect}. */
 export type KeyReading =
   | { readonly type: 'none' }
@@ -103,6 +114,13 @@ export interface LockNode {
   ): Promise<boolean>;
   /** Resolves true when every key (with `readers`: every readers entry) was still `owner`'s and got the new ttl. */
   extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): Promise<boolean>;
+  /**
+   * Optional: {@link extend} for many locks in few round trips (batched renewal, docs/DESIGN.md §4). Resolves
+   * one answer per item, in order: what `extend` would resolve for it (each item all-or-nothing on this
+   * node), or an Error for an item this node could not be asked (a Cluster slot whose primary failed).
+   * Rejects when the node could not be asked at all. Without it, the core extends each lock on its own.
+   */
+  extendMany?(items: readonly ExtendItem[]): Promise<readonly (boolean | Error)[]>;
   /**
    * Resolves the number of keys deleted (only keys held by `owner` are deleted). The core never writes an
    * owner value again once it released it, so this may run on the node after commands sent later.

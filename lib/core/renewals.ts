@@ -1,5 +1,6 @@
 import type { Clock, Timer } from './clock';
 import { LockLostError } from './errors';
+import type { RenewalOutcome } from './extend-batch';
 import type { Lock } from './lock';
 import { LOST_BEFORE_RENEWAL } from './messages';
 
@@ -15,8 +16,8 @@ export const MIN_EXTEND_INTERVAL = 10;
  */
 const MAX_SLACK = 1_000;
 
-/** At most this many renewals are started in one event-loop turn; the rest follow on the next turn. */
-const RENEW_CHUNK = 1_000;
+/** At most this many locks are renewed in one batch (one event-loop turn); the rest follow on the next turn. */
+const RENEW_CHUNK = 2_000;
 
 /** A place in a {@link DueQueue}: when it is due (monotonic ms) and where it sits in the heap (−1: absent). */
 interface Slot {
@@ -147,9 +148,9 @@ interface Entry {
  *
  * - Each lock is due for renewal when two thirds of its ttl are left (never sooner than max(10 ms, ttl/10)
  *   after the last, never later than half the validity left). When the renewal timer fires it renews every
- *   lock due within its slack (ttl/20, at most 1 s), so locks acquired close together are renewed in the
- *   same turn and their commands share pipelines on each node; each renewal still goes through `extend`,
- *   one lock at a time, and counts its validity from its own start.
+ *   lock due within its slack (ttl/20, at most 1 s) in one batch: one call per node for all of them
+ *   (extend-batch.ts, `LockNode.extendMany`), each lock still decided on its own quorum and its validity
+ *   counted from the batch's first send.
  * - Each lock keeps its own deadline, exactly: the deadline timer is armed for the earliest deadline of all
  *   locks and fires while renewals are still in flight, so a slow node can never stretch the time during
  *   which work runs unprotected. When it fires, every lock whose validity ran out is declared lost; a lock
@@ -161,7 +162,8 @@ export class Renewals {
 
   constructor(
     private readonly clock: Clock,
-    private readonly extend: (lock: Lock) => Promise<unknown>,
+    /** Renews the locks, each to its own ttl; resolves one outcome per lock and never rejects. */
+    private readonly extendMany: (locks: readonly Lock[]) => Promise<RenewalOutcome[]>,
     private readonly onLost: (lock: Lock, error: LockLostError) => void,
   ) {
     this.renewals = new DueQueue(clock, (now) => this.renewDue(now));
@@ -217,34 +219,43 @@ export class Renewals {
   }
 
   private renewDue(now: number): number | undefined {
-    for (let started = 0; ; started++) {
+    const batch: Entry[] = [];
+    for (;;) {
       const top = this.renewals.peek();
-      if (!top || top.at - top.entry.slack > now) return undefined;
-      // More due than one turn should start: the rest on the next turn, after I/O.
-      if (started === RENEW_CHUNK) return now;
+      if (!top || top.at - top.entry.slack > now) break;
+      // More due than one batch should hold: the rest on the next turn, after I/O.
+      if (batch.length === RENEW_CHUNK) {
+        this.renew(batch);
+        return now;
+      }
       this.renewals.remove(top);
-      this.renew(top.entry);
+      batch.push(top.entry);
     }
+    if (batch.length > 0) this.renew(batch);
+    return undefined;
   }
 
-  private renew(entry: Entry): void {
+  private renew(batch: readonly Entry[]): void {
+    this.extendMany(batch.map((entry) => entry.lock)).then((outcomes) => {
+      for (let i = 0; i < batch.length; i++) this.renewed(batch[i], outcomes[i]);
+    });
+  }
+
+  private renewed(entry: Entry, error: RenewalOutcome): void {
     const { lock } = entry;
-    this.extend(lock).then(
-      () => {
-        if (entry.stopped) return;
-        this.armDeadline(entry);
-        this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
-      },
-      (error: unknown) => {
-        this.failed++;
-        if (entry.stopped) return;
-        if (error instanceof LockLostError) return this.lose(entry, error);
-        // Too few nodes answered: the lock is unchanged (or ends earlier, docs/DESIGN.md §4); try again while
-        // validity lasts — the deadline decides.
-        this.armDeadline(entry);
-        this.scheduleRenewal(entry, entry.minInterval);
-      },
-    );
+    if (error === undefined) {
+      if (entry.stopped) return;
+      this.armDeadline(entry);
+      this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
+      return;
+    }
+    this.failed++;
+    if (entry.stopped) return;
+    if (error instanceof LockLostError) return this.lose(entry, error);
+    // Too few nodes answered (or the instance is closing): the lock is unchanged (or ends earlier,
+    // docs/DESIGN.md §4); try again while validity lasts — the deadline decides.
+    this.armDeadline(entry);
+    this.scheduleRenewal(entry, entry.minInterval);
   }
 
   private expireDue(now: number): undefined {

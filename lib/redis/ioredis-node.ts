@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type {
   AcquireReply,
   AcquireRequest,
+  ExtendItem,
   LockNode,
   NodeReading,
   ReleaseListener,
@@ -12,10 +13,12 @@ import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
 import { isClusterClient, slotOf, tagForSlot } from './cluster-slots';
 import { ReleaseChannels } from './release-channels';
+import { renewalCalls } from './renewal-batches';
 import {
   UnexpectedReplyError,
   acquireReplyOf,
   flagReplyOf,
+  flagsReplyOf,
   inspectReplyOf,
   limitReplyOf,
   releaseReplyOf,
@@ -23,6 +26,7 @@ import {
 } from './replies';
 import {
   ACQUIRE_SCRIPT,
+  EXTEND_MANY_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   INSPECT_SCRIPT,
@@ -36,6 +40,7 @@ import {
   ScriptCall,
   acquireCall,
   extendCall,
+  extendManyCall,
   fenceCall,
   limitCall,
   releaseCall,
@@ -171,6 +176,36 @@ export class IoredisLockNode implements LockNode {
       ? this.run(READ_EXTEND_SCRIPT, extendCall(readers, owner, ttl))
       : this.run(EXTEND_SCRIPT, extendCall(keys, owner, ttl));
     return call.then((raw) => flagReplyOf(this.name, 'the extend script', raw));
+  }
+
+  /**
+   * Batched renewal: one EXTEND_MANY call per slot (Cluster) and per {@link LOCKS_PER_CALL} locks; a call that
+   * fails is an Error for its locks only. Rejects when every call failed (the node could not be asked).
+   */
+  extendMany(items: readonly ExtendItem[]): Promise<(boolean | Error)[]> {
+    const flags: (boolean | Error)[] = new Array(items.length);
+    const calls = renewalCalls(items, this.cluster);
+    let failed = 0;
+    let firstError: unknown;
+    const sent = calls.map((call) =>
+      this.run(EXTEND_MANY_SCRIPT, extendManyCall(call.map((i) => items[i])))
+        .then((raw) => flagsReplyOf(this.name, raw, call.length))
+        .then(
+          (answered) => {
+            for (let k = 0; k < call.length; k++) flags[call[k]] = answered[k];
+          },
+          (error: unknown) => {
+            failed++;
+            firstError ??= error;
+            const cause = error instanceof Error ? error : new Error(String(error));
+            for (const i of call) flags[i] = cause;
+          },
+        ),
+    );
+    return Promise.all(sent).then(() => {
+      if (failed === calls.length) throw firstError;
+      return flags;
+    });
   }
 
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {

@@ -62,6 +62,14 @@ export function flagReplyOf(node: string, operation: string, raw: unknown): bool
   throw new UnexpectedReplyError(node, operation, raw, 'expected 0 or 1');
 }
 
+/** The batched extend script answers one 0 or 1 per lock of its call. */
+export function flagsReplyOf(node: string, raw: unknown, count: number): boolean[] {
+  if (Array.isArray(raw) && raw.length === count && raw.every((flag) => flag === 0 || flag === 1)) {
+    return raw.map((flag) => flag === 1);
+  }
+  throw new UnexpectedReplyError(node, 'the batched extend script', raw, `expected ${count} flags of 0 or 1`);
+}
+
 /** The limit script answers the recorded number of permits, or −1 for a value that is not a number. */
 export function limitReplyOf(node: string, raw: unknown): number {
   const limit = integerOf(raw);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AcquireRequest } from '../core';
+import type { AcquireRequest, ExtendItem } from '../core';
 
 /**
  * The Lua scripts that carry the guarantees of docs/DESIGN.md on each node, each with the function that
@@ -313,6 +313,81 @@ return 1
 /** EXTEND's KEYS and ARGV. */
 export function extendCall(keys: readonly string[], owner: string, ttl: number): ScriptCall {
   return { keys, args: [owner, ttl] };
+}
+
+/** How many ARGV entries each lock takes in EXTEND_MANY. */
+const EXTEND_MANY_STRIDE = 4;
+
+/**
+ * EXTEND_MANY, the batched renewal (docs/DESIGN.md §4). KEYS: every lock's keys, one lock after another (a
+ * read lock's readers sets, otherwise its lock keys). ARGV: per lock, four entries: how many of KEYS are its
+ * own, 'r' (a read lock) or 'w', its owner value, its new ttl in ms.
+ *
+ * Guarantees, per lock and exactly as EXTEND / READ_EXTEND for that lock alone: all-or-nothing and only for
+ * the owner. Returns one 1 or 0 per lock, in order. The server's clock is read once, and only when a read
+ * lock is in the batch.
+ */
+export const EXTEND_MANY_SCRIPT = script(
+  NOW_MS +
+    `
+local flags = {}
+local first = 0
+local nowms
+for a = 1, #ARGV, ${EXTEND_MANY_STRIDE} do
+  local count, owner, ttl = tonumber(ARGV[a]), ARGV[a + 2], tonumber(ARGV[a + 3])
+  local last = first + count
+  local held = 1
+  if ARGV[a + 1] == 'r' then
+    nowms = nowms or now_ms()
+    for i = first + 1, last do
+      local expiry = tonumber(redis.call('ZSCORE', KEYS[i], owner))
+      if not expiry or expiry <= nowms then
+        held = 0
+        break
+      end
+    end
+    if held == 1 then
+      for i = first + 1, last do
+        redis.call('ZADD', KEYS[i], 'XX', nowms + ttl, owner)
+        if redis.call('PTTL', KEYS[i]) < ttl then
+          redis.call('PEXPIRE', KEYS[i], ttl)
+        end
+      end
+    end
+  else
+    for i = first + 1, last do
+      if redis.call('GET', KEYS[i]) ~= owner then
+        held = 0
+        break
+      end
+    end
+    if held == 1 then
+      for i = first + 1, last do
+        redis.call('PEXPIRE', KEYS[i], ARGV[a + 3])
+      end
+    end
+  end
+  flags[#flags + 1] = held
+  first = last
+end
+return flags
+`,
+);
+
+/** EXTEND_MANY's KEYS and ARGV for `items` (docs/DESIGN.md §4). */
+export function extendManyCall(items: readonly ExtendItem[]): ScriptCall {
+  const keys: string[] = [];
+  const args: (string | number)[] = new Array(items.length * EXTEND_MANY_STRIDE);
+  let a = 0;
+  for (const { keys: lockKeys, owner, ttl, readers } of items) {
+    const own = readers ?? lockKeys;
+    for (const key of own) keys.push(key);
+    args[a++] = own.length;
+    args[a++] = readers ? 'r' : 'w';
+    args[a++] = owner;
+    args[a++] = ttl;
+  }
+  return { keys, args };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, LockNode } from '../../lib/core';
+import type { AcquireReply, AcquireRequest, ExtendItem, LockNode } from '../../lib/core';
 import type { SimContext } from './context';
 import type { Subscription, VirtualServer } from './server';
 
@@ -88,6 +88,13 @@ export class Connection implements LockNode {
 
   extend(keys: readonly string[], owner: string, ttl: number, readers?: readonly string[]): Promise<boolean> {
     return this.call('extend', owner, () => this.server.extend(keys, owner, ttl, readers));
+  }
+
+  /** The batched renewal: one message, every item applied in one step (as EXTEND_MANY runs atomically). */
+  extendMany(items: readonly ExtendItem[]): Promise<boolean[]> {
+    return this.call('extend-many', items[0].owner, () =>
+      items.map((item) => this.server.extend(item.keys, item.owner, item.ttl, item.readers)),
+    );
   }
 
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {

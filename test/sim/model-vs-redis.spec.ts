@@ -14,10 +14,17 @@
  * tick), so every comparison is decidable. SIM_DIFF_OPS / SIM_DIFF_SEED change the length and the seed.
  */
 import { Redis } from 'ioredis';
-import type { AcquireReply, AcquireRequest } from '../../lib/core';
-import { acquireReplyOf, flagReplyOf, limitReplyOf, releaseReplyOf } from '../../lib/redis/replies';
+import type { AcquireReply, AcquireRequest, ExtendItem } from '../../lib/core';
+import {
+  acquireReplyOf,
+  flagReplyOf,
+  flagsReplyOf,
+  limitReplyOf,
+  releaseReplyOf,
+} from '../../lib/redis/replies';
 import {
   ACQUIRE_SCRIPT,
+  EXTEND_MANY_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LIMIT_SCRIPT,
@@ -29,6 +36,7 @@ import {
   ScriptCall,
   acquireCall,
   extendCall,
+  extendManyCall,
   fenceCall,
   limitCall,
   releaseCall,
@@ -153,6 +161,8 @@ type Op =
   | { kind: 'acquire'; request: AcquireRequest; guard: GuardArgs }
   | { kind: 'fence'; keys: string[]; fenceKeys: string[]; owner: string; token: number; readers?: string[] }
   | { kind: 'extend'; keys: string[]; owner: string; ttl: number; readers?: string[] }
+  /** The batched renewal (EXTEND_MANY): several locks' extends in one script call. */
+  | { kind: 'extend-many'; items: ExtendItem[] }
   | { kind: 'release'; keys: string[]; owner: string; readers?: string[] }
   | { kind: 'limit'; key: string; permits: number; ttl: number }
   | { kind: 'sleep'; ms: number }
@@ -272,7 +282,22 @@ class Differential {
         : Math.max(1, this.lastToken + rng.int(-3, 3));
       return { kind: 'fence', keys, fenceKeys: resources.map(fenceKey), owner, token, readers };
     }
-    if (roll < 0.65) return { kind: 'extend', keys, owner, ttl, readers };
+    if (roll < 0.57) return { kind: 'extend', keys, owner, ttl, readers };
+    if (roll < 0.65) {
+      // A batch of 1–4 locks (mutexes and read locks, owners and ttls mixed), as one renewal sends them.
+      const items: ExtendItem[] = [{ keys, owner, ttl, readers }];
+      for (let extra = rng.int(0, 3); extra > 0; extra--) {
+        const resource = rng.pick(RESOURCES);
+        const read = rng.chance(0.5);
+        items.push({
+          keys: [lockKey(resource)],
+          owner: rng.pick(OWNERS),
+          ttl: rng.chance(0.5) ? rng.int(5, 80) : rng.int(80, 2000),
+          readers: read ? [readersKey(resource)] : undefined,
+        });
+      }
+      return { kind: 'extend-many', items };
+    }
     if (roll < 0.8) return { kind: 'release', keys, owner, readers };
     if (roll < 0.84) {
       // A semaphore's limit record: mostly the same number, sometimes another (a caller that disagrees).
@@ -382,6 +407,8 @@ class Differential {
       case 'extend':
       case 'release':
         return [...op.keys, ...(op.readers ?? [])];
+      case 'extend-many':
+        return op.items.flatMap((item) => [...item.keys, ...(item.readers ?? [])]);
       case 'write':
       case 'limit':
         return [op.key];
@@ -494,6 +521,16 @@ class Differential {
       real = flagReplyOf('redis', 'extend', await call);
       model = server.extend(op.keys, op.owner, op.ttl, op.readers);
       if (op.readers) this.count(this.stats.outcomes, `read-extend:${String(real)}`);
+    } else if (op.kind === 'extend-many') {
+      const flags = flagsReplyOf(
+        'redis',
+        await this.eval(EXTEND_MANY_SCRIPT, extendManyCall(op.items)),
+        op.items.length,
+      );
+      // Compared as one string: the whole batch must agree, lock by lock.
+      real = flags.join();
+      model = op.items.map((item) => server.extend(item.keys, item.owner, item.ttl, item.readers)).join();
+      for (const flag of flags) this.count(this.stats.outcomes, `extend-many:${String(flag)}`);
     } else if (op.kind === 'limit') {
       real = limitReplyOf('redis', await this.eval(LIMIT_SCRIPT, limitCall(op.key, op.permits, op.ttl)));
       model = server.limit(op.key, op.permits, op.ttl);
@@ -649,7 +686,17 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
     // Not vacuous: every kind of operation ran, and every acquire outcome (both guard modes) was compared.
     expect(stats.ops).toBe(OPS);
     expect(stats.restarts).toBe(1);
-    for (const kind of ['acquire', 'fence', 'extend', 'release', 'limit', 'sleep', 'flushall', 'write']) {
+    for (const kind of [
+      'acquire',
+      'fence',
+      'extend',
+      'extend-many',
+      'release',
+      'limit',
+      'sleep',
+      'flushall',
+      'write',
+    ]) {
       expect(stats.compared[kind]).toBeGreaterThan(0);
     }
     for (const outcome of [
@@ -669,6 +716,8 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'write:busy:readers',
       'read-extend:true',
       'read-extend:false',
+      'extend-many:true',
+      'extend-many:false',
       'read-release:removed',
       'read-release:none',
       'limit:agreed',
@@ -733,7 +782,7 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       }
       const caught = await firstDisagreement(SEED ^ 0x5eed, (env, spec) => new NoOwnerCheck(env, spec));
       expect(caught).toBeInstanceOf(Disagreement);
-      expect(String(caught)).toMatch(/"kind":"extend"|checkpoint/);
+      expect(String(caught)).toMatch(/"kind":"extend(-many)?"|checkpoint/);
     }, 60_000);
 
     it("precise guard: INFO's uptime taken as is (no second off, over-reported)", async () => {
