@@ -65,10 +65,6 @@ export function busyFilterInFactory(): string {
   );
 }
 
-export function moduleAlsoAccepts(keys: readonly string[]): string {
-  return ` RedlockModule also accepts: ${keys.join(', ')}.`;
-}
-
 /** The body of the 409 answer. Names the resources but not the nodes (their addresses stay internal). */
 export function conflict(resources: readonly string[]): string {
   return `${resourcesOf(resources)} is locked by another operation in progress; try again later.`;

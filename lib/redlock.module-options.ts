@@ -1,5 +1,13 @@
 import { Logger, LoggerService } from '@nestjs/common';
-import { InvalidArgumentError, RedlockOptions, UnknownOptionError, describe, durationProblem } from './core';
+import {
+  InvalidArgumentError,
+  OptionsKind,
+  REDLOCK_OPTION_KEYS,
+  RedlockOptions,
+  describe,
+  durationProblem,
+  readOptions,
+} from './core';
 import { NodeSpec, Redlock } from './redis';
 import { DEFAULT_MODULE_OPTIONS, LOGGER_CONTEXT, MODULE_ONLY_OPTION_KEYS } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock.interfaces';
@@ -21,8 +29,8 @@ export interface ResolvedModuleOptions {
 
 /**
  * Validates the module options and creates the core instance. Nest-level keys are handled here; every
- * other key is passed to the core as it is, so options added to the core later need no change here (and a
- * misspelt one is still refused, by the core, with the module's own keys added to its message).
+ * other key is passed to the core as it is read here, so options added to the core later need no change
+ * here (the accepted keys are the core's and the module's: {@link MODULE_OPTIONS}).
  */
 export function resolveModuleOptions(options: RedlockModuleOptions): ResolvedModuleOptions {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -31,7 +39,7 @@ export function resolveModuleOptions(options: RedlockModuleOptions): ResolvedMod
         'Check what the forRootAsync factory returns.',
     );
   }
-  const { nodes, logger, connectTimeout, shutdownTimeout, ...coreOptions } = options;
+  const { nodes, logger, connectTimeout, shutdownTimeout, ...coreOptions } = readModuleOptions(options);
   if (Object.prototype.hasOwnProperty.call(coreOptions, 'busyFilter'))
     throw invalid(messages.busyFilterInFactory());
   if (nodes === undefined) {
@@ -51,7 +59,31 @@ export function resolveModuleOptions(options: RedlockModuleOptions): ResolvedMod
     ),
   };
   const core: RedlockOptions = { ...(coreOptions as RedlockOptions), logger: log ?? false };
-  return { ...resolved, log, redlock: createRedlock(nodes, core) };
+  return { ...resolved, log, redlock: createRedlock(nodes as readonly NodeSpec[] | string, core) };
+}
+
+/**
+ * The keys `RedlockModule` accepts: the core's options, the module's own and `busyFilter` (read when the
+ * module is assembled; refused in a factory's result, with where it goes).
+ */
+const MODULE_OPTIONS: OptionsKind = {
+  name: 'RedlockModule options',
+  option: 'RedlockModule option',
+  known: new Set([...REDLOCK_OPTION_KEYS, ...MODULE_ONLY_OPTION_KEYS, 'busyFilter']),
+};
+
+/**
+ * The module options read once ({@link readOptions}: own keys, each value read once, no `__proto__`, no
+ * unknown key), as the module's message. `forRoot` reads them before Nest's module builder copies them: its
+ * copy turns a `__proto__` key from JSON into the copy's prototype, dropping it silently.
+ */
+export function readModuleOptions(options: unknown): Record<string, unknown> {
+  try {
+    return readOptions(options, MODULE_OPTIONS);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw invalid(error.message);
+    throw error;
+  }
 }
 
 function createRedlock(nodes: readonly NodeSpec[] | string, options: RedlockOptions): Redlock {
@@ -59,13 +91,7 @@ function createRedlock(nodes: readonly NodeSpec[] | string, options: RedlockOpti
     return new Redlock(nodes, options);
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
-    let message = messages.badModuleOptions(error.message);
-    if (error instanceof UnknownOptionError) {
-      message += messages.moduleAlsoAccepts(
-        MODULE_ONLY_OPTION_KEYS.filter((key) => !error.known.includes(key)),
-      );
-    }
-    throw new InvalidArgumentError(message);
+    throw invalid(error.message);
   }
 }
 

@@ -3,6 +3,7 @@ import { InvalidArgumentError, describe } from './core';
 import type { NodeSpec } from './redis';
 import * as messages from './redlock.messages';
 import { RedlockConfigurableModule } from './redlock.module-definition';
+import { readModuleOptions } from './redlock.module-options';
 import type { RedlockModuleAsyncOptions, RedlockRootOptions } from './redlock.interfaces';
 
 /**
@@ -23,7 +24,9 @@ export class RedlockModule {
    *   call), Nest-level ones (`logger`, `connectTimeout`, `shutdownTimeout`) and `busyFilter`.
    */
   static forRoot(nodes: readonly NodeSpec[] | string, options: RedlockRootOptions = {}): DynamicModule {
-    return { ...RedlockConfigurableModule.forRoot({ ...options, nodes }), module: RedlockModule };
+    // Read here, before Nest's builder copies them (its copy would drop a `__proto__` key silently).
+    const read = readModuleOptions(options) as RedlockRootOptions;
+    return { ...RedlockConfigurableModule.forRoot({ ...read, nodes }), module: RedlockModule };
   }
 
   /** Options from a factory (`useFactory` + `inject` + `imports`) or a class (`useClass`, `useExisting`). */

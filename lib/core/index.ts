@@ -34,11 +34,14 @@ export type {
 export {
   ACQUIRE_OPTION_KEYS,
   DEFAULT_OPTIONS,
+  REDLOCK_OPTION_KEYS,
   USING_OPTION_KEYS,
   resolveCallOptions,
   resolveOptions,
   usingArguments,
 } from './options';
+export { readOptions } from './option-object';
+export type { OptionsKind } from './option-object';
 export { normalizeResources } from './resources';
 export type { DeposedReason, LeadOptions } from './leadership';
 export {

@@ -18,8 +18,13 @@ export function describe(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) {
     return String(value);
   }
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  if (typeof value === 'bigint') return `${value}n (a bigint)`;
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  try {
+    return Array.isArray(value) ? 'an array' : 'an object';
+  } catch {
+    return 'a revoked Proxy'; // Array.isArray throws on one
+  }
 }
 
 const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node timer can wait';
@@ -272,6 +277,65 @@ export function unknownEvent(event: unknown, known: readonly string[], near: str
 
 export function notAListener(event: string, listener: unknown): string {
   return `on("${event}", listener): the listener must be a function, got ${describe(listener)}.`;
+}
+
+/** An options argument that is not an object (or is an array). */
+export function notAnOptionsObject(name: string, value: unknown): string {
+  return `${name} must be an object like { ttl: 5000 }, got ${describe(value)}.`;
+}
+
+/** `__proto__`, `constructor` or `prototype` as an option key (from JSON, or a merge of configuration). */
+export function reservedOptionKey(what: string, key: string): string {
+  const why =
+    key === '__proto__'
+      ? 'copying the options would make its value their prototype instead, so what it holds would be dropped ' +
+        'silently or inherited where nobody sees it'
+      : 'it is one of the keys (__proto__, constructor, prototype) through which parsed JSON rewrites objects';
+  return (
+    `${what} key "${key}" is refused: it is not an option, and ${why}. It usually comes from a JSON file or ` +
+    `merged configuration: remove "${key}" there and give the options as plain keys ({ "ttl": 5000 }).`
+  );
+}
+
+/** An option found on the options object's prototype: options are read from its own properties only. */
+export function inheritedOption(what: string, key: string): string {
+  return (
+    `${what} "${key}" is inherited from the prototype of the object passed (made with { __proto__: ... }, ` +
+    `Object.create() or a class getter), and options are read from the object's own properties only, so it ` +
+    `would be ignored. Put it on the object itself: { ...options, ${key}: value }.`
+  );
+}
+
+/** Listing an options object's keys threw (a Proxy trap). */
+export function unreadableOptions(name: string, error: unknown): string {
+  return (
+    `${name} could not be read: listing its keys threw (${errorText(error)}), as a Proxy's trap may. Pass a ` +
+    'plain object of values: { ttl: 5000 }.'
+  );
+}
+
+/** Reading one option threw (a getter or a Proxy trap). */
+export function unreadableOption(what: string, key: string, error: unknown): string {
+  return (
+    `${what} "${key}" could not be read: its getter (or a Proxy trap) threw (${errorText(error)}). Options ` +
+    `are read once, as values: pass { ${key}: value }.`
+  );
+}
+
+/** Reading the logger's warn or debug threw (a getter or a Proxy trap). */
+export function unreadableLogger(error: unknown): string {
+  return (
+    `logger could not be read: reading its warn or debug method threw (${errorText(error)}). Pass an object ` +
+    'with plain methods, e.g. { warn: (message) => log.warn(message) }, or false for silence.'
+  );
+}
+
+function errorText(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : describe(error);
+  } catch {
+    return 'an unreadable error';
+  }
 }
 
 export function unknownOption(what: string, key: string, known: readonly string[], near?: string): string {

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { MAX_TTL, durationProblem, validateDuration } from './durations';
-import { InvalidArgumentError, UnknownOptionError } from './errors';
-import { describe, emptyHashTagPrefix } from './messages';
+import { InvalidArgumentError } from './errors';
+import { describe, emptyHashTagPrefix, unreadableLogger } from './messages';
+import { readOptions } from './option-object';
 
 /** Receives the core's few log lines. Pass `false` as `logger` to silence them. */
 export interface RedlockLogger {
@@ -136,53 +137,93 @@ const consoleLogger: RedlockLogger = { warn: (message) => console.warn(`[redlock
 
 /** Applies the defaults and validates; throws {@link InvalidArgumentError} naming the option and the fix. */
 export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`options must be an object, got ${describe(options)}.`);
-  }
-  rejectUnknownKeys(options, INSTANCE_OPTION_KEYS, 'Redlock option');
-  const resolved = { ...DEFAULT_OPTIONS, ...withoutUndefined(options) };
-  validateTtl(resolved.ttl, 'ttl');
-  const { driftFactor } = resolved;
+  const { logger: givenLogger, ...given } = readOptions(options, REDLOCK_OPTIONS);
+  const resolved: Record<keyof typeof DEFAULT_OPTIONS, unknown> = { ...DEFAULT_OPTIONS, ...given };
+  const { ttl, driftFactor, nodeTimeout, wait, retryDelay, maxRetryDelay } = resolved;
+  const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner } = resolved;
+  validateTtl(ttl, 'ttl');
   if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 0.5)) {
     throw new InvalidArgumentError(
       `driftFactor must be a number in [0, 0.5), got ${describe(driftFactor)}. The usual value is 0.01.`,
     );
   }
-  validateDuration(resolved.nodeTimeout, 'nodeTimeout', 1);
-  validateDuration(resolved.wait, 'wait', 0, true);
-  validateDuration(resolved.retryDelay, 'retryDelay', 0);
-  validateDuration(resolved.maxRetryDelay, 'maxRetryDelay', 0);
-  if (resolved.maxRetryDelay < resolved.retryDelay) {
+  validateDuration(nodeTimeout, 'nodeTimeout', 1);
+  validateDuration(wait, 'wait', 0, true);
+  validateDuration(retryDelay, 'retryDelay', 0);
+  validateDuration(maxRetryDelay, 'maxRetryDelay', 0);
+  if (maxRetryDelay < retryDelay) {
     throw new InvalidArgumentError(
-      `maxRetryDelay (${resolved.maxRetryDelay}) must not be smaller than retryDelay (${resolved.retryDelay}).`,
+      `maxRetryDelay (${maxRetryDelay}) must not be smaller than retryDelay (${retryDelay}).`,
     );
   }
-  validateBoolean(resolved.fencing, 'fencing');
-  validateBoolean(resolved.autoExtend, 'autoExtend');
-  validateOnLockLost(resolved.onLockLost);
-  const guard = resolved.restartGuard;
+  validateBoolean(fencing, 'fencing');
+  validateBoolean(autoExtend, 'autoExtend');
+  validateOnLockLost(onLockLost);
   if (
-    typeof guard !== 'boolean' &&
-    !(typeof guard === 'number' && Number.isSafeInteger(guard) && guard >= 0)
+    typeof restartGuard !== 'boolean' &&
+    !(typeof restartGuard === 'number' && Number.isSafeInteger(restartGuard) && restartGuard >= 0)
   ) {
     throw new InvalidArgumentError(
-      `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(guard)}.`,
+      `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(restartGuard)}.`,
     );
   }
-  if (typeof guard === 'number') validateDuration(guard, 'restartGuard', 0);
-  if (typeof resolved.keyPrefix !== 'string') {
-    throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(resolved.keyPrefix)}.`);
+  if (typeof restartGuard === 'number') validateDuration(restartGuard, 'restartGuard', 0);
+  if (typeof keyPrefix !== 'string') {
+    throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(keyPrefix)}.`);
   }
-  const brace = resolved.keyPrefix.indexOf('{');
-  if (brace >= 0 && resolved.keyPrefix[brace + 1] === '}') {
-    throw new InvalidArgumentError(emptyHashTagPrefix(resolved.keyPrefix));
+  const brace = keyPrefix.indexOf('{');
+  if (brace >= 0 && keyPrefix[brace + 1] === '}') {
+    throw new InvalidArgumentError(emptyHashTagPrefix(keyPrefix));
   }
-  validateOwnerLabel(resolved.owner);
-  const logger = options.logger === false ? undefined : (options.logger ?? consoleLogger);
-  if (logger !== undefined && typeof logger.warn !== 'function') {
-    throw new InvalidArgumentError('logger must be false or an object with a warn(message) method.');
+  validateOwnerLabel(owner);
+  return Object.freeze({
+    ttl,
+    driftFactor,
+    nodeTimeout,
+    wait,
+    retryDelay,
+    maxRetryDelay,
+    fencing,
+    autoExtend,
+    onLockLost,
+    restartGuard,
+    keyPrefix,
+    owner,
+    logger: loggerOf(givenLogger),
+  });
+}
+
+/**
+ * The logger, its methods read once (a getter or Proxy trap that throws is refused here, not at the first
+ * warning) and called on the object given, as `this`.
+ */
+function loggerOf(logger: unknown): RedlockLogger | undefined {
+  if (logger === false) return undefined;
+  if (logger === undefined) return consoleLogger;
+  const refuse = (got: string) =>
+    new InvalidArgumentError(
+      `logger must be false or an object with a warn(message) method (and optionally debug(message)), got ${got}. ` +
+        'Leave it out for console.warn.',
+    );
+  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
+  let warn: unknown;
+  let debug: unknown;
+  try {
+    ({ warn, debug } = logger as Record<string, unknown>);
+  } catch (error) {
+    throw new InvalidArgumentError(unreadableLogger(error));
   }
-  return Object.freeze({ ...resolved, logger });
+  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
+  if (debug !== undefined && typeof debug !== 'function') {
+    throw refuse(`an object whose debug is ${describe(debug)}`);
+  }
+  return {
+    warn: (message) => void Reflect.apply(warn as RedlockLogger['warn'], logger, [message]),
+    debug:
+      debug === undefined
+        ? undefined
+        : (message) => void Reflect.apply(debug as RedlockLogger['warn'], logger, [message]),
+  };
 }
 
 /** Validates per-call options against the instance's and returns the effective settings of the call. */
@@ -191,16 +232,17 @@ export function resolveCallOptions(
   defaults: ResolvedOptions,
   known: ReadonlySet<string> = ACQUIRE_OPTION_KEYS,
 ): CallSettings {
-  if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw new InvalidArgumentError(`acquire options must be an object, got ${describe(options)}.`);
-  }
-  const given = options ?? {};
-  rejectUnknownKeys(given, known, 'acquire option');
-  const ttl = given.ttl ?? defaults.ttl;
-  const wait = given.wait ?? defaults.wait;
-  const fencing = given.fencing ?? defaults.fencing;
-  const autoExtend = given.autoExtend ?? defaults.autoExtend;
-  const onLockLost = given.onLockLost ?? defaults.onLockLost;
+  const given =
+    options === undefined
+      ? NO_OPTIONS
+      : readOptions(options, { name: 'acquire options', option: 'acquire option', known });
+  // Only undefined (or absent) means "the default": null is refused like any other wrong value.
+  const or = <T>(value: unknown, fallback: T): unknown => (value === undefined ? fallback : value);
+  const ttl = or(given.ttl, defaults.ttl);
+  const wait = or(given.wait, defaults.wait);
+  const fencing = or(given.fencing, defaults.fencing);
+  const autoExtend = or(given.autoExtend, defaults.autoExtend);
+  const onLockLost = or(given.onLockLost, defaults.onLockLost);
   validateTtl(ttl, 'ttl');
   validateDuration(wait, 'wait', 0, true);
   validateBoolean(fencing, 'fencing');
@@ -215,7 +257,7 @@ export function resolveCallOptions(
       `permits must be a whole number from 1 to ${MAX_PERMITS} (at most that many holders at once), got ${describe(permits)}.`,
     );
   }
-  const mode = given.mode ?? 'write';
+  const mode = or(given.mode, 'write');
   if (mode !== 'read' && mode !== 'write') {
     throw new InvalidArgumentError(`mode must be 'read' or 'write', got ${describe(mode)}.`);
   }
@@ -225,7 +267,7 @@ export function resolveCallOptions(
     );
   }
   const signal = given.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
   }
   return {
@@ -240,6 +282,24 @@ export function resolveCallOptions(
     mode,
   };
 }
+
+const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * A real AbortSignal: `instanceof` alone passes a Proxy around one (or an object made from its prototype),
+ * whose `aborted` then throws inside the library; the getter's own brand check tells them apart.
+ */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (!(value instanceof AbortSignal)) return false;
+  try {
+    ABORTED_GETTER.call(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const ABORTED_GETTER = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
 
 /**
  * The restart-guard window for a call with `ttl`: 0 when the guard is off, otherwise the largest of the
@@ -262,22 +322,25 @@ export function validateTtl(value: unknown, name: string): asserts value is numb
 }
 
 /** A boolean option, named in the error. */
-export function validateBoolean(value: unknown, name: string): void {
+export function validateBoolean(value: unknown, name: string): asserts value is boolean {
   if (typeof value !== 'boolean')
     throw new InvalidArgumentError(`${name} must be true or false, got ${describe(value)}.`);
 }
 
-function validateOnLockLost(value: unknown): void {
+function validateOnLockLost(value: unknown): asserts value is 'throw' | 'warn' {
   if (value !== 'throw' && value !== 'warn') {
     throw new InvalidArgumentError(`onLockLost must be 'throw' or 'warn', got ${describe(value)}.`);
   }
 }
 
-const INSTANCE_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
-/** The option names `acquire()` and `tryAcquire()` accept. */
+/** The option names the `Redlock` constructor accepts. */
+export const REDLOCK_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
+const REDLOCK_OPTIONS = { name: 'Redlock options', option: 'Redlock option', known: REDLOCK_OPTION_KEYS };
+
 /** The most permits a semaphore may have: an acquisition may try every one of them in turn. */
 export const MAX_PERMITS = 1_000;
 
+/** The option names `acquire()` and `tryAcquire()` accept. */
 export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
   'ttl',
   'wait',
@@ -293,19 +356,12 @@ export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
   'onLockLost',
 ]);
 
-/** A misspelt option would otherwise be ignored silently and the default used instead. */
+/**
+ * A misspelt option would otherwise be ignored silently and the default used instead; a reserved key
+ * (`__proto__`), an inherited option, or a getter that throws are refused too ({@link readOptions}).
+ */
 export function rejectUnknownKeys(object: object, known: ReadonlySet<string>, what: string): void {
-  for (const key of Object.keys(object)) {
-    if (!known.has(key)) throw new UnknownOptionError(what, key, known);
-  }
-}
-
-function withoutUndefined<T extends object>(object: T): Partial<T> {
-  const copy: Partial<T> = {};
-  for (const [key, value] of Object.entries(object)) {
-    if (value !== undefined && key !== 'logger') (copy as Record<string, unknown>)[key] = value;
-  }
-  return copy;
+  readOptions(object, { name: `${what}s`, option: what, known });
 }
 
 /** Splits `using(resources, options?, fn)`'s overloaded arguments; refuses a missing function. */
@@ -329,7 +385,7 @@ function defaultOwnerLabel(): string {
   return host.slice(0, MAX_OWNER_LABEL - pid.length) + pid;
 }
 
-function validateOwnerLabel(owner: unknown): void {
+function validateOwnerLabel(owner: unknown): asserts owner is string {
   if (
     typeof owner !== 'string' ||
     owner.length === 0 ||

@@ -4,9 +4,11 @@ import {
   DEFAULT_OPTIONS,
   InvalidArgumentError,
   ResolvedOptions,
+  OptionsKind,
   USING_OPTION_KEYS,
-  UnknownOptionError,
   UsingOptions,
+  describe,
+  readOptions,
   resolveCallOptions,
 } from '../core';
 import type { LockedOptions } from './locked.options';
@@ -84,25 +86,28 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
 }
 
 /**
- * Validates the options now, with the core's own rules for `using()` options (unknown keys included), so a
- * bad one fails when the class is defined. The module's defaults are not known yet: the core's stand in.
+ * Validates the options now, with the core's own rules for `using()` options and its reading of an options
+ * object (unknown and reserved keys, getters), so a bad one fails when the class is defined. The module's defaults are not known yet: the core's stand in.
  */
 function planOptions(where: string, options: LockedOptions | undefined): PlannedOptions {
-  const given = options ?? {};
   const bad = (problem: string) => new InvalidArgumentError(messages.badLockedOptions(where, problem));
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-    throw bad("options must be an object like { ttl: 5000, onBusy: 'skip' }.");
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw bad(`options must be an object like { ttl: 5000, onBusy: 'skip' }, got ${describe(options)}.`);
   }
-  const { onBusy, oncePerTick = true, ...rest } = given;
-  if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') throw bad(messages.badOnBusy(onBusy));
-  if (typeof oncePerTick !== 'boolean') throw bad(messages.badOncePerTick(oncePerTick));
+  let given: Record<string, unknown>;
+  let rest: UsingOptions;
   try {
+    // Read once (own keys, each value once; no __proto__, no unknown key): what is checked is what is used.
+    given = options === undefined ? {} : readOptions(options, LOCKED_OPTIONS);
+    rest = Object.fromEntries(Object.entries(given).filter(([key]) => !LOCKED_ONLY_KEYS.includes(key)));
     resolveCallOptions(rest, CORE_DEFAULTS, USING_OPTION_KEYS);
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
-    const also = error instanceof UnknownOptionError ? messages.lockedAlsoAccepts(LOCKED_ONLY_KEYS) : '';
-    throw bad(error.message + also);
+    throw bad(error.message);
   }
+  const { onBusy, oncePerTick = true } = given;
+  if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') throw bad(messages.badOnBusy(onBusy));
+  if (typeof oncePerTick !== 'boolean') throw bad(messages.badOncePerTick(oncePerTick));
   // Called directly, a busy lock throws unless told to skip; a scheduled tick skips unless told to throw.
   const direct = onBusy ?? 'throw';
   const scheduled = onBusy ?? 'skip';
@@ -116,12 +121,17 @@ function planOptions(where: string, options: LockedOptions | undefined): Planned
   };
 }
 
+const LOCKED_ONLY_KEYS = ['onBusy', 'oncePerTick'];
+const LOCKED_OPTIONS: OptionsKind = {
+  name: '@Locked options',
+  option: '@Locked option',
+  known: new Set([...USING_OPTION_KEYS, ...LOCKED_ONLY_KEYS]),
+};
+
 type PlannedOptions = Pick<
   LockedPlan,
   'options' | 'onBusy' | 'scheduledOptions' | 'scheduledOnBusy' | 'scheduledWaitGiven' | 'oncePerTick'
 >;
-
-const LOCKED_ONLY_KEYS = ['onBusy', 'oncePerTick'];
 
 /** Skipping is for work another instance is already doing: one attempt, unless a wait is asked for. */
 function coreOptions(rest: UsingOptions, onBusy: 'throw' | 'skip'): UsingOptions | undefined {

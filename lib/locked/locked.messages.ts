@@ -24,10 +24,6 @@ export function badLockedOptions(where: string, problem: string): string {
   return `@Locked on ${where}: ${problem}`;
 }
 
-export function lockedAlsoAccepts(keys: readonly string[]): string {
-  return ` @Locked also accepts: ${keys.join(', ')}.`;
-}
-
 export function badOncePerTick(value: unknown): string {
   return `oncePerTick must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
 }

@@ -235,7 +235,7 @@ describe('RedlockModule (3 real nodes)', () => {
     expect((error as Error).message).toContain('pass it beside useFactory');
   });
 
-  it('a __proto__ key in module options is refused like any unknown option', async () => {
+  it('a __proto__ key in module options is refused by name', async () => {
     const options = JSON.parse(`{ "__proto__": { "ttl": 1 } }`) as object;
     const error = await Test.createTestingModule({
       imports: [RedlockModule.forRootAsync({ useFactory: () => ({ nodes: nodes.urls, ...options }) })],
@@ -285,7 +285,7 @@ describe('RedlockModule (3 real nodes)', () => {
       [{ logger: 'console' }, /logger must be false or a Nest LoggerService/],
       [
         { ttll: 5_000 },
-        /Unknown Redlock option "ttll" \(did you mean "ttl"\?\)\. Known ones: ttl, .*RedlockModule also accepts: nodes, connectTimeout, shutdownTimeout\./,
+        /Unknown RedlockModule option "ttll" \(did you mean "ttl"\?\)\. Known ones: ttl, .*, nodes, connectTimeout, shutdownTimeout, busyFilter\./,
       ],
     ])('%j', async (options, message) => {
       const error = await compile({ nodes: nodes.urls, ...options }).catch((e: unknown) => e);
