@@ -135,6 +135,38 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
+  it('batched renewal: locks spread over every primary are renewed in calls of one slot each, none lost', async () => {
+    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    let renewed = 0;
+    const errors: string[] = [];
+    redlock.on('extended', () => renewed++);
+    redlock.on('node-error', ({ error }) => errors.push(error.message));
+    const locks: Lock[] = [];
+    try {
+      for (let i = 0; i < 60; i++) {
+        const read = i % 3 === 0;
+        locks.push(
+          await redlock.acquire(`cluster:renew:${i}`, {
+            ttl: 600,
+            ...(read ? { mode: 'read' as const } : {}),
+          }),
+        );
+      }
+      const slots = new Set(locks.map((lock) => slotOf(lock.keys[0])));
+      expect(slots.size).toBeGreaterThan(30); // spread over the slot space, so over all three primaries
+      const stops = locks.map((lock) => redlock.keepAlive(lock));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      stops.forEach((stop) => stop());
+      // Two rounds or more of 60 renewals; a call mixing slots would have failed with CROSSSLOT.
+      expect(renewed).toBeGreaterThanOrEqual(60 * 2);
+      expect(errors).toEqual([]);
+      expect(locks.filter((lock) => lock.signal.aborted)).toEqual([]);
+    } finally {
+      await Promise.all(locks.map((lock) => redlock.release(lock)));
+      await redlock.quit();
+    }
+  });
+
   it('inspect, holders (a scan of every primary) and revoke on a Cluster node', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false, owner: 'cluster-op' });
     const holder = new Redlock([client], { restartGuard: false, logger: false, owner: 'cluster-holder' });
