@@ -7,8 +7,9 @@
  *   npx nestjs-redlock inspect order:42 --nodes redis://a:6379,redis://b:6379,redis://c:6379
  *   npx nestjs-redlock holders --prefix order: --nodes redis://a:6379,redis://b:6379,redis://c:6379
  *
- * dev-redis starts redis-server processes from the PATH, prints the `RedlockModule.forRoot([...])` line, and
- * stops them on Ctrl-C (the repository's `npm run dev:redis` prints the same through the test harness).
+ * dev-redis starts redis-server processes from the PATH, prints the `RedlockModule.forRoot([...])` line, restarts
+ * one empty on `restart <n>` typed on stdin (to see the restart guard refuse), and stops them on Ctrl-C (the
+ * repository's `npm run dev:redis` prints the same through the test harness, without the command).
  * inspect and holders print, read-only, how locks are held on an application's nodes.
  */
 import { serveNodes, startLocalNodes } from './dev-redis';
@@ -22,6 +23,13 @@ const USAGE = `Usage: nestjs-redlock dev-redis [--nodes <n>] [--port <first port
 Starts <n> (default 3) local Redis nodes without persistence, from redis-server on the PATH, on ports
 <first port> (default 6379), <first port> + 1, ... (--port 0: free ports), prints the
 RedlockModule.forRoot([...]) line for them and waits; Ctrl-C stops them.
+
+While it runs, type a command and Enter (read from stdin; at its end the nodes keep running):
+  restart <n>, r <n>   restart node <n> (1 is the first port) empty, on the same port: as after a crash that
+                       lost its data, it refuses locks for the restart guard window (the larger of the ttl
+                       and the call's ttl, 10 s at the defaults) while the other nodes still make a quorum
+  help                 the commands
+In the background (&) it reads no commands on Linux; elsewhere give it < /dev/null there.
 
 ${OPERATE_USAGE}`;
 

@@ -10,7 +10,8 @@ import { TreeBuild, transpileTree } from '../support/transpile-tree';
  * `npm run dev:redis` (scripts/dev-redis.ts), run as package.json says, and the package's own command,
  * `nestjs-redlock dev-redis` (lib/cli, the `bin` of package.json): each prints the forRoot line with the
  * nodes' URLs, the nodes answer PING, and SIGTERM stops them (their ports are closed) and exits 0. The
- * command also refuses a port in use, naming it, and stops the nodes it had started.
+ * command also refuses a port in use, naming it, and stops the nodes it had started; restarts a node empty on
+ * `restart <n>` typed on its stdin; and says how many nodes it stops and which had exited before.
  */
 const REPO = path.resolve(__dirname, '..', '..');
 const FORROOT = /RedlockModule\.forRoot\(\[([^\]]*)\]\)/;
@@ -53,10 +54,11 @@ async function configGet(url: string, name: string): Promise<string> {
   }
 }
 
-function start(file: string, args: readonly string[]): Started {
+/** `stdin: 'pipe'` to type commands into it; otherwise its stdin is /dev/null (at its end at once). */
+function start(file: string, args: readonly string[], stdin: 'ignore' | 'pipe' = 'ignore'): Started {
   // Packages (ioredis, for inspect and holders) resolve from the repository, as they would in an app.
   const env = { ...process.env, NODE_PATH: path.join(REPO, 'node_modules') };
-  const child = spawn(file, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, args, { cwd: REPO, env, stdio: [stdin, 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -94,6 +96,36 @@ async function answersPing(url: string): Promise<boolean> {
 }
 
 const portOf = (url: string) => Number(new URL(url).port);
+
+/** Resolves once the output so far matches `pattern`; rejects after `ms` or when the process exits first. */
+function outputMatches(started: Started, pattern: RegExp, ms = 20_000): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (pattern.test(started.output())) done();
+      else if (Date.now() > deadline || started.child.exitCode !== null)
+        done(new Error(`no ${pattern} within ${ms} ms:\n${started.output()}`));
+    }, 50);
+    const deadline = Date.now() + ms;
+    const done = (error?: Error) => {
+      clearInterval(timer);
+      if (error) reject(error);
+      else resolve();
+    };
+  });
+}
+
+/** A plain client for one node: what it holds and which server process answers (run_id). */
+async function withClient<T>(url: string, fn: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  try {
+    await client.connect();
+    return await fn(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+const runId = (client: Redis) => client.info('server').then((info) => /run_id:(\w+)/.exec(info)![1]);
 
 /** Only if a check failed half-way: SIGTERM lets it stop its nodes. */
 async function stopLeftOver(started: Started | undefined): Promise<void> {
@@ -170,6 +202,77 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     expect(await Promise.all(urls.map(portOf).map(portOpen))).toEqual([false, false, false]);
   }, 60_000);
 
+  it('restart <n> on stdin restarts that node empty on its port (new run_id, no data); the others keep theirs', async () => {
+    started = start(process.execPath, [build.entry, 'dev-redis', '--port', '0'], 'pipe');
+    const urls = await forRootUrls(started);
+    expect(started.output()).toContain('restart <n>, r <n>');
+    const before = await Promise.all(
+      urls.map((url) =>
+        withClient(url, async (client) => {
+          await client.set('dev-redis:kept', url);
+          return runId(client);
+        }),
+      ),
+    );
+
+    started.child.stdin!.write('restart 2\n');
+    await outputMatches(started, /node 2 \(\S+\) restarted: no data, a new run_id/);
+    expect(started.output()).toContain(`node 2 (${urls[1]}): stopping it, then starting it again empty`);
+    expect(started.output()).toMatch(/refuses\s+locks for the restart guard window/);
+    expect(started.output()).not.toContain(`redis-server on ${urls[1]} exited`); // asked for, not reported
+    const after = await Promise.all(
+      urls.map((url) =>
+        withClient(url, async (client) => ({
+          id: await runId(client),
+          kept: await client.get('dev-redis:kept'),
+        })),
+      ),
+    );
+    // The restarted node: another server process, its data gone; the others untouched (negative control).
+    expect(after[1].id).not.toBe(before[1]);
+    expect(after[1].kept).toBeNull();
+    expect([after[0], after[2]]).toEqual([
+      { id: before[0], kept: urls[0] },
+      { id: before[2], kept: urls[2] },
+    ]);
+
+    // The short form, and lines it does not take: said so, nothing stopped.
+    started.child.stdin!.write('r 9\nrestart two\n');
+    await outputMatches(started, /unknown command: restart two/);
+    expect(started.output()).toContain('no node 9: nodes 1 to 3');
+    started.child.stdin!.write('r 1\n');
+    await outputMatches(started, /node 1 \(\S+\) restarted/);
+    expect(await withClient(urls[0], runId)).not.toBe(before[0]);
+
+    // stdin at its end: no more commands, the nodes keep running until SIGTERM.
+    started.child.stdin!.end();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const url of urls) expect(await answersPing(url)).toBe(true);
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+    expect(started.output()).toContain('SIGTERM: stopping 3 node(s)\n');
+    expect(await Promise.all(urls.map(portOf).map(portOpen))).toEqual([false, false, false]);
+  }, 60_000);
+
+  it('says how many nodes it stops, and which had exited before', async () => {
+    started = start(process.execPath, [build.entry, 'dev-redis', '--port', '0']);
+    const urls = await forRootUrls(started);
+    // Two nodes die by themselves (killed by their pid, as by a crash or the OOM killer).
+    for (const url of urls.slice(0, 2)) {
+      const pid = await withClient(url, (client) =>
+        client.info('server').then((info) => Number(/process_id:(\d+)/.exec(info)![1])),
+      );
+      process.kill(pid, 'SIGKILL');
+      await outputMatches(started, new RegExp(`redis-server on ${url} exited \\(SIGKILL\\)`));
+    }
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+    expect(started.output()).toContain(
+      `SIGTERM: stopping 1 node(s); 2 had already exited (${urls[0]}, ${urls[1]})\n`,
+    );
+    expect(await Promise.all(urls.map(portOf).map(portOpen))).toEqual([false, false, false]);
+  }, 60_000);
+
   it('refuses a port in use, names it, and stops the nodes it had started (negative control)', async () => {
     // The first node goes to port − 1, the second finds the busy one. Another process (a parallel test file)
     // may take port − 1 between the two: then the scenario did not happen, and it is set up again.
@@ -207,6 +310,7 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     const ownHelp = start(process.execPath, [build.entry, 'dev-redis', '--help']);
     expect(await ownHelp.exited).toBe(0);
     expect(ownHelp.output()).toMatch(/^Usage: nestjs-redlock dev-redis/);
+    expect(ownHelp.output()).toContain('restart <n>, r <n>');
     const wrong = start(process.execPath, [build.entry, 'dev-redis', '--nodes', 'many']);
     expect(await wrong.exited).toBe(1);
     expect(wrong.output()).toContain('unexpected --nodes many');
