@@ -99,7 +99,14 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    const outcome = await this.sections.run(normalizeResources(resources), options, 'throw', 'using()', fn);
+    const outcome = await this.sections.run(
+      normalizeResources(resources),
+      options,
+      'throw',
+      'using()',
+      '',
+      fn,
+    );
     return (outcome as { value: T }).value;
   }
 
@@ -116,6 +123,7 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
         termOptions,
         'throw',
         `lead(${JSON.stringify(name)})`,
+        '',
         termWork,
       );
       return (outcome as { value: Awaited<ReturnType<typeof termWork>> }).value;

@@ -10,18 +10,19 @@ import { NodeContractError, callNode, checkedFlag } from './node-contract';
 /** What one lock's renewal in a batch came to: undefined when renewed, else the error `extend()` would throw. */
 export type RenewalOutcome = Error | undefined;
 
-/** One node's answer to the whole batch: one flag or error per item, the node's error, or none yet. */
-type NodeAnswer = readonly (boolean | Error)[] | Error | undefined;
-
 /**
  * Renews many locks of one instance at once, each to its own ttl (docs/DESIGN.md §4): one call per node
  * (`LockNode.extendMany`, or each lock's own `extend` where a node has no batch), every node asked at once
- * and none waiting for another. Each lock is decided on its own quorum as soon as its votes allow, exactly as
- * `extend()` decides it (extensionOutcome), with its validity counted from the batch's first send; unanswered
- * nodes count as "no" after the node timeout. Never rejects.
+ * and none waiting for another. Each lock is decided on its own as soon as its votes allow, exactly as
+ * `extend()` decides it (extensionOutcome), with its validity counted from the batch's first send, and
+ * `settle(i, outcome)` is told at once (a lock whose quorum answered waits for no straggler); unanswered
+ * nodes count as "no" after the node timeout. Never throws, and settles every lock exactly once.
  */
-export function extendBatch(group: NodeGroup, locks: readonly Lock[]): Promise<RenewalOutcome[]> {
-  const outcomes: RenewalOutcome[] = new Array(locks.length).fill(undefined);
+export function extendBatch(
+  group: NodeGroup,
+  locks: readonly Lock[],
+  settle: (index: number, outcome: RenewalOutcome) => void,
+): void {
   const sent: Lock[] = [];
   const at: number[] = [];
   const items: ExtendItem[] = [];
@@ -29,21 +30,14 @@ export function extendBatch(group: NodeGroup, locks: readonly Lock[]): Promise<R
     const lock = locks[i];
     const refusal = refusalOf(lock);
     if (refusal) {
-      outcomes[i] = refusal;
+      settle(i, refusal);
       continue;
     }
     sent.push(lock);
     at.push(i);
     items.push({ keys: lock.keys, owner: lock.value, ttl: lock.ttl, readers: lock.readerKeys });
   }
-  if (items.length === 0) return Promise.resolve(outcomes);
-  return new Promise(
-    (resolve) =>
-      new Batch(group, sent, items, (decided) => {
-        for (let k = 0; k < decided.length; k++) outcomes[at[k]] = decided[k];
-        resolve(outcomes);
-      }),
-  );
+  if (items.length > 0) new Batch(group, sent, items, (k, outcome) => settle(at[k], outcome));
 }
 
 /** What `extend()` refuses before asking any node. */
@@ -55,63 +49,98 @@ function refusalOf(lock: Lock): Error | undefined {
   return undefined;
 }
 
-/** One batch in flight: per-node answers, per-lock counts, one timer for the whole batch. */
+/** One node's answer for one lock: a flag, an error, or none yet (undefined). */
+type ItemAnswer = boolean | Error | undefined;
+
+/** One batch in flight: per-node, per-lock answers and counts; one timer for the whole batch. */
 class Batch {
-  private readonly answers: NodeAnswer[];
+  /** answers[node][lock]. */
+  private readonly answers: ItemAnswer[][];
   private readonly yes: Uint16Array;
   private readonly no: Uint16Array;
-  private readonly outcomes: RenewalOutcome[];
   private readonly decided: Uint8Array;
+  private readonly sequences: Float64Array;
   private readonly start: number;
   private readonly timer: Timer;
   private undecided: number;
   private done = false;
+  /** Set when the node timeout ended the batch: unanswered nodes are then timeouts, not pending. */
+  private timedOut = false;
 
   constructor(
     private readonly group: NodeGroup,
     private readonly locks: readonly Lock[],
-    private readonly items: readonly ExtendItem[],
-    private readonly finish: (outcomes: RenewalOutcome[]) => void,
+    items: readonly ExtendItem[],
+    private readonly settle: (index: number, outcome: RenewalOutcome) => void,
   ) {
     const { nodes, clock } = group;
     const count = locks.length;
-    this.answers = new Array(nodes.length).fill(undefined);
+    this.answers = nodes.map(() => new Array<ItemAnswer>(count).fill(undefined));
     this.yes = new Uint16Array(count);
     this.no = new Uint16Array(count);
-    this.outcomes = new Array(count).fill(undefined);
     this.decided = new Uint8Array(count);
+    this.sequences = new Float64Array(count);
+    for (let i = 0; i < count; i++) this.sequences[i] = ++locks[i].extensionsSent;
     this.undecided = count;
     this.start = clock.now();
-    this.timer = clock.setTimeout(() => this.close(true), group.nodeTimeout);
-    for (let j = 0; j < nodes.length; j++) {
-      const node = nodes[j];
-      askNode(node, items).then(
-        (reply) => this.record(j, reply),
-        (error: unknown) => this.record(j, this.reported(node, toError(error))),
-      );
-    }
+    this.timer = clock.setTimeout(() => {
+      this.timedOut = true;
+      this.close();
+    }, group.nodeTimeout);
+    for (let j = 0; j < nodes.length; j++) this.ask(j, items);
   }
 
-  /** A node's error is reported once per batch (`node-error`), not once per lock. */
+  /** Asks node `j`: its batch when it has one (checked, copied), else each lock's own extend as it answers. */
+  private ask(j: number, items: readonly ExtendItem[]): void {
+    const node = this.group.nodes[j];
+    if (typeof node.extendMany === 'function') {
+      callNode(node, 'extendMany', () => node.extendMany!(items))
+        .then((reply) => checkedBatch(node, reply, items.length))
+        .then(
+          (flags) => {
+            const error = flags.find((flag): flag is Error => flag instanceof Error);
+            if (error) this.reported(node, error);
+            for (let i = 0; i < flags.length; i++) this.record(j, i, flags[i]);
+          },
+          (error: unknown) => {
+            const cause = this.reported(node, toError(error));
+            for (let i = 0; i < items.length; i++) this.record(j, i, cause);
+          },
+        );
+      return;
+    }
+    let reported = false;
+    items.forEach((item, i) => {
+      callNode(node, 'extend', () => node.extend(item.keys, item.owner, item.ttl, item.readers))
+        .then((reply) => checkedFlag(node, 'extend', reply))
+        .then(
+          (flag) => this.record(j, i, flag),
+          (error: unknown) => {
+            const cause = toError(error);
+            // One node-error per node and batch, not one per lock.
+            if (!reported) this.reported(node, cause);
+            reported = true;
+            this.record(j, i, cause);
+          },
+        );
+    });
+  }
+
   private reported(node: LockNode, error: Error): Error {
     const { events } = this.group;
     if (events.has('node-error')) events.emit('node-error', { node: node.name, operation: 'extend', error });
     return error;
   }
 
-  private record(index: number, answer: readonly (boolean | Error)[] | Error): void {
-    if (this.done || this.answers[index] !== undefined) return;
-    this.answers[index] = answer;
+  private record(j: number, i: number, answer: boolean | Error): void {
+    if (this.done || this.decided[i] || this.answers[j][i] !== undefined) return;
+    this.answers[j][i] = answer;
     const { quorum, nodes } = this.group;
-    const { yes, no, decided } = this;
-    for (let i = 0; i < this.locks.length; i++) {
-      if (decided[i]) continue;
-      if (!(answer instanceof Error) && answer[i] === true) yes[i]++;
-      else no[i]++;
-      if (yes[i] >= quorum) this.decide(i, true);
-      else if (nodes.length - no[i] < quorum) this.decide(i, false);
-    }
-    if (this.undecided === 0) this.close(false);
+    if (answer === true) this.yes[i]++;
+    else this.no[i]++;
+    if (this.yes[i] >= quorum) this.decide(i, true);
+    else if (nodes.length - this.no[i] < quorum) this.decide(i, false);
+    if (this.undecided === 0) this.close();
   }
 
   private decide(i: number, success: boolean): void {
@@ -119,76 +148,59 @@ class Batch {
     const lock = this.locks[i];
     this.decided[i] = 1;
     this.undecided--;
-    const outcome = extensionOutcome(group, lock, lock.ttl, start, success, this.yes[i], () =>
-      this.votesOf(i),
-    );
-    this.outcomes[i] = outcome;
+    let outcome: RenewalOutcome;
+    try {
+      outcome = extensionOutcome(group, lock, lock.ttl, start, this.sequences[i], success, this.yes[i], () =>
+        this.votesOf(i),
+      );
+    } catch (error) {
+      outcome = toError(error);
+    }
     if (outcome === undefined && group.events.has('extended')) {
-      const { clock } = group;
       group.events.emit('extended', {
         resources: lock.resources,
         remainingTime: lock.remainingTime,
-        elapsed: clock.now() - start,
+        elapsed: group.clock.now() - start,
       });
     }
+    this.settle(i, outcome);
   }
 
   /** Ends the batch: at the timeout, every lock still undecided fails with what its nodes said so far. */
-  private close(timedOut: boolean): void {
+  private close(): void {
     if (this.done) return;
-    this.done = true;
     this.timer.cancel();
-    if (timedOut) {
-      for (let i = 0; i < this.locks.length; i++) if (!this.decided[i]) this.decide(i, false);
-    }
-    this.finish(this.outcomes);
+    for (let i = 0; i < this.locks.length; i++) if (!this.decided[i]) this.decide(i, false);
+    this.done = true;
   }
 
   /** Lock `i`'s votes, node by node (for its error's message). */
   private votesOf(i: number): NodeVote[] {
     const { nodes } = this.group;
-    return this.answers.map((answer, j): NodeVote => {
+    return this.answers.map((answers, j): NodeVote => {
       const node = nodes[j].name;
-      if (answer === undefined) return { node, outcome: this.done ? 'timeout' : 'pending' };
-      const value = answer instanceof Error ? answer : answer[i];
+      const value = answers[i];
+      if (value === undefined) return { node, outcome: this.timedOut ? 'timeout' : 'pending' };
       if (value instanceof Error) return { node, outcome: 'error', error: value };
       return { node, ...(value ? messages.EXTENDED : messages.NOT_OWNER) };
     });
   }
 }
 
-/**
- * One node's answer for every item: its batch when it has one (checked: one boolean or Error per item), each
- * lock's own extend otherwise. Always a real Promise.
- */
-function askNode(node: LockNode, items: readonly ExtendItem[]): Promise<readonly (boolean | Error)[]> {
-  if (typeof node.extendMany === 'function') {
-    return callNode(node, 'extendMany', () => node.extendMany!(items)).then((reply) =>
-      checkedBatch(node, reply, items.length),
-    );
-  }
-  return Promise.all(
-    items.map((item) =>
-      callNode(node, 'extend', () => node.extend(item.keys, item.owner, item.ttl, item.readers)).then(
-        (reply) => checkedFlag(node, 'extend', reply),
-        toError,
-      ),
-    ),
-  );
-}
-
-function checkedBatch(node: LockNode, reply: unknown, count: number): readonly (boolean | Error)[] {
-  const ok =
-    Array.isArray(reply) &&
-    reply.length === count &&
-    reply.every((flag) => typeof flag === 'boolean' || flag instanceof Error);
-  if (!ok) {
-    const shape = Array.isArray(reply) ? `an array of ${reply.length}` : typeof reply;
-    throw new NodeContractError(
+/** A batch reply checked and copied (what is checked is what is used: a getter is read once). */
+function checkedBatch(node: LockNode, reply: unknown, count: number): (boolean | Error)[] {
+  const problem = () =>
+    new NodeContractError(
       node.name,
       'extendMany',
-      `resolved ${shape} instead of ${count} booleans or Errors`,
+      `resolved ${Array.isArray(reply) ? `an array of ${reply.length}` : typeof reply} instead of ${count} booleans or Errors`,
     );
+  if (!Array.isArray(reply) || reply.length !== count) throw problem();
+  const flags = new Array<boolean | Error>(count);
+  for (let i = 0; i < count; i++) {
+    const flag: unknown = reply[i];
+    if (typeof flag !== 'boolean' && !(flag instanceof Error)) throw problem();
+    flags[i] = flag;
   }
-  return reply as readonly (boolean | Error)[];
+  return flags;
 }

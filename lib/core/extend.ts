@@ -38,6 +38,7 @@ export async function extendLock(group: NodeGroup, lock: Lock, ttl: number = loc
 export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number): Promise<void> {
   const { nodes, clock, quorum } = group;
   const start = clock.now();
+  const sequence = ++lock.extensionsSent;
   const result = await askNodes(
     group,
     'extend',
@@ -45,31 +46,37 @@ export async function extendOnQuorum(group: NodeGroup, lock: Lock, ttl: number):
     EXTEND_PLAN[quorum] ?? { needed: quorum, isYes: isTrue },
     checkedExtend,
   );
-  const error = extensionOutcome(group, lock, ttl, start, result.success, result.yes, () =>
+  const error = extensionOutcome(group, lock, ttl, start, sequence, result.success, result.yes, () =>
     votesOf(nodes, result.answers, (extended) => (extended ? EXTENDED : NOT_OWNER)),
   );
   if (error) throw error;
 }
 
 /**
- * What an extension of `lock` to `ttl` sent at `start` came to, once decided (`success`: a quorum renewed
- * it): undefined when the lock got its new deadline, else the error to report. Shared by one lock's extend
- * and the batched renewal (extend-batch.ts), so both decide alike.
+ * What an extension of `lock` to `ttl` sent at `start` as the lock's `sequence`-th came to, once decided
+ * (`success`: a quorum renewed it): undefined when the lock got its new deadline, else the error to report.
+ * Shared by one lock's extend and the batched renewal (extend-batch.ts), so both decide alike.
  */
 export function extensionOutcome(
   group: NodeGroup,
   lock: Lock,
   ttl: number,
   start: number,
+  sequence: number,
   success: boolean,
   yes: number,
   votesNow: () => NodeVote[],
 ): Error | undefined {
   const { nodes, clock, quorum } = group;
   const deadline = validUntil(start, ttl, group.driftFactor);
+  if (lock.isReleased) return new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
   // Never lengthen a lock that was declared lost meanwhile, nor hand back one already expired.
   if (success && deadline > clock.now() && !lock.lostError) {
-    lock.setDeadline(deadline);
+    // An extension sent later decided first: its ttl ran last on the nodes, so this one may only shorten.
+    if (sequence > lock.extensionApplied) {
+      lock.extensionApplied = sequence;
+      lock.setDeadline(deadline);
+    } else if (deadline < lock.validUntil) lock.setDeadline(deadline);
     return undefined;
   }
   // Whatever the outcome, nodes that applied the new ttl (their answers may come too late to count, or not

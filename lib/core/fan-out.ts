@@ -179,15 +179,17 @@ function collect<T, R>(
       let pending: unknown;
       try {
         pending = call(node, i);
+        // Reading `then` may run a hostile getter: inside the try.
+        if (!isThenable(pending)) {
+          pending = Promise.reject(
+            new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
+          );
+        }
       } catch (error) {
         pending = Promise.reject(error);
       }
-      if (!isThenable(pending)) {
-        pending = Promise.reject(
-          new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
-        );
-      }
-      (pending as PromiseLike<R>).then(
+      // Promise.resolve reads `then` once more, turning a throwing getter into a rejection.
+      Promise.resolve(pending as PromiseLike<R>).then(
         (reply) => {
           let value: T;
           try {

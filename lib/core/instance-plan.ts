@@ -56,12 +56,21 @@ export interface RedlockStats {
   readonly renewalsFailed: number;
   /** Locks this instance revoked (`revoke()`). */
   revocations: number;
+  /**
+   * `held` by the `@Locked` key template that took each lock (`'order:<0>'`; a key function counts under its
+   * method, `'OrdersService.pay'`), locks of direct calls under `''`: a gauge with few series, counted when read.
+   */
+  readonly heldByTemplate: ReadonlyMap<string, number>;
+  /** `waiting` by the same templates (callers of direct calls under `''`). */
+  readonly waitingByTemplate: ReadonlyMap<string, number>;
 }
 
 /** @internal A new instance's counters, all zero; `held` and `waiting` are read when asked. */
 function newStats(live: {
   held: () => number;
+  heldByTemplate: () => ReadonlyMap<string, number>;
   inProgress: { readonly count: number };
+  waitingInSections: ReadonlyMap<string, number>;
   renewals: () => { readonly failed: number };
 }): RedlockStats {
   return {
@@ -78,7 +87,26 @@ function newStats(live: {
       return live.renewals().failed;
     },
     revocations: 0,
+    get heldByTemplate() {
+      return live.heldByTemplate();
+    },
+    get waitingByTemplate() {
+      // Every caller is in `inProgress`; those of locked sections are also counted by their template.
+      const byTemplate = new Map(live.waitingInSections);
+      let inSections = 0;
+      for (const count of byTemplate.values()) inSections += count;
+      const direct = live.inProgress.count - inSections;
+      if (direct > 0) byTemplate.set('', direct + (byTemplate.get('') ?? 0));
+      return byTemplate;
+    },
   };
+}
+
+/** Counts one more (or, with −1, one fewer) under `key`; a count back at 0 leaves the map. */
+function bump(counts: Map<string, number>, key: string, by: 1 | -1): void {
+  const count = (counts.get(key) ?? 0) + by;
+  if (count > 0) counts.set(key, count);
+  else counts.delete(key);
 }
 
 /** @internal The acquisition plan of an instance: its nodes, quorum, clock, timeouts and retry policy (built once). */
@@ -152,7 +180,14 @@ export function instanceParts(
   const { nodes, options } = self;
   // `held` is counted when read; an accessor of the literal keeps the counters' shape fast to update.
   const inProgress = { count: 0 };
-  const stats = newStats({ held: () => revocations.heldCount(), inProgress, renewals: () => renewals });
+  const waitingInSections = new Map<string, number>();
+  const stats = newStats({
+    held: () => revocations.heldCount(),
+    heldByTemplate: () => revocations.heldByTemplate(),
+    inProgress,
+    waitingInSections,
+    renewals: () => renewals,
+  });
   const clock = internals.clock ?? systemClock;
   const plan = acquirePlanOf(nodes, options, events, clock, internals);
   const countLost = (lock: Lock, error: LockLostError) => {
@@ -171,10 +206,10 @@ export function instanceParts(
   releases.onReleased((lock) => revocations.untrack(lock));
   const renewals = new Renewals(
     clock,
-    (held) =>
-      lifetime.aborted
-        ? Promise.resolve(held.map((lock) => new RedlockClosedError('extend', lock.resources)))
-        : extendBatch(plan, held),
+    (held, settle) => {
+      if (!lifetime.aborted) return extendBatch(plan, held, settle);
+      held.forEach((lock, i) => settle(i, new RedlockClosedError('extend', lock.resources)));
+    },
     (lost, error) => {
       options.logger?.warn(workUnprotected(error.message));
       countLost(lost, error);
@@ -202,8 +237,16 @@ export function instanceParts(
   });
   const sections: SectionPort = Object.freeze<SectionPort>({
     settingsFor: (callOptions) => resolveCallOptions(callOptions, options, USING_OPTION_KEYS),
-    lock: (resources, settings, retrySplitsOnly) =>
-      lockResources(locking, resources, settings, true, retrySplitsOnly) as Promise<Lock>,
+    lock: async (resources, settings, retrySplitsOnly, template) => {
+      bump(waitingInSections, template, 1);
+      try {
+        const lock = (await lockResources(locking, resources, settings, true, retrySplitsOnly)) as Lock;
+        lock.template = template;
+        return lock;
+      } finally {
+        bump(waitingInSections, template, -1);
+      }
+    },
     runUnderLock: (lock, settings, work, keepFor) => runUnderLock(host, lock, settings, work, keepFor),
     onReleased: (listener) => releases.onReleased(listener),
     release: (lock) => self.release(lock),

@@ -18,7 +18,12 @@ export function keepAlive(
   extend: (lock: Lock) => Promise<unknown>,
   onLost: (lock: Lock, error: LockLostError) => void,
 ): () => void {
-  const renewEach = (locks: readonly Lock[]) =>
-    Promise.all(locks.map((held) => extend(held).then(() => undefined, toError)));
+  const renewEach = (locks: readonly Lock[], settle: (index: number, outcome: Error | undefined) => void) =>
+    locks.forEach((held, i) =>
+      extend(held).then(
+        () => settle(i, undefined),
+        (error: unknown) => settle(i, toError(error)),
+      ),
+    );
   return new Renewals(clock, renewEach, onLost).add(lock);
 }

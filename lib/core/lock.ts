@@ -100,6 +100,14 @@ export class Lock {
   /** @internal The fence counter keys (empty without fencing). */
   readonly fenceKeys: readonly string[];
   private deadline: number;
+  /** @internal What the gauges count this lock under: its `@Locked` key template, '' for a direct call. */
+  template = '';
+  /** @internal Extensions sent so far: each takes the next number when it is sent (docs/DESIGN.md §4). */
+  extensionsSent = 0;
+  /** @internal The number of the latest-sent extension whose success set the deadline. */
+  extensionApplied = 0;
+  /** @internal Told when the deadline moves earlier (the renewal watchdog re-arms its deadline timer). */
+  deadlineWatch: { deadlineEarlier(): void } | undefined = undefined;
   /** @internal When it was granted, on the instance's monotonic clock. */
   readonly grantedAt: number;
   private released = false;
@@ -211,7 +219,9 @@ export class Lock {
 
   /** @internal */
   setDeadline(deadline: number): void {
+    const earlier = deadline < this.deadline;
     this.deadline = deadline;
+    if (earlier) this.deadlineWatch?.deadlineEarlier();
   }
 
   /** @internal The deadline on the instance's monotonic clock. */

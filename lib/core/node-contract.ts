@@ -19,18 +19,18 @@ export class NodeContractError extends Error {
  * a return value that is not a thenable a {@link NodeContractError}.
  */
 export function callNode<T>(node: LockNode, method: string, call: () => Promise<T>): Promise<T> {
-  let pending: unknown;
+  // Reading `then` may run a hostile getter: inside the try, so it too becomes a rejection.
   try {
-    pending = call();
+    const pending: unknown = call();
+    if (!isThenable(pending)) {
+      return Promise.reject(
+        new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
+      );
+    }
+    return Promise.resolve(pending as PromiseLike<T>);
   } catch (error) {
     return Promise.reject(error);
   }
-  if (!isThenable(pending)) {
-    return Promise.reject(
-      new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
-    );
-  }
-  return Promise.resolve(pending as PromiseLike<T>);
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -140,6 +140,8 @@ interface Entry {
   readonly renewal: Slot;
   readonly deadline: Slot;
   stopped: boolean;
+  /** The lock's deadline moved earlier (a shorter extend by hand): its deadline timer follows at once. */
+  readonly deadlineEarlier: () => void;
 }
 
 /**
@@ -162,8 +164,11 @@ export class Renewals {
 
   constructor(
     private readonly clock: Clock,
-    /** Renews the locks, each to its own ttl; resolves one outcome per lock and never rejects. */
-    private readonly extendMany: (locks: readonly Lock[]) => Promise<RenewalOutcome[]>,
+    /** Renews the locks, each to its own ttl, telling `settle` each lock's outcome once, as soon as known. */
+    private readonly extendMany: (
+      locks: readonly Lock[],
+      settle: (index: number, outcome: RenewalOutcome) => void,
+    ) => void,
     private readonly onLost: (lock: Lock, error: LockLostError) => void,
   ) {
     this.renewals = new DueQueue(clock, (now) => this.renewDue(now));
@@ -185,9 +190,13 @@ export class Renewals {
       minInterval: Math.max(MIN_EXTEND_INTERVAL, Math.floor(lock.ttl / 10)),
       slack: Math.min(MAX_SLACK, Math.floor(lock.ttl / 20)),
       stopped: false,
+      deadlineEarlier: () => {
+        if (!entry.stopped) this.armDeadline(entry);
+      },
     } as Entry;
     (entry as { renewal: Slot }).renewal = { at: 0, index: -1, entry };
     (entry as { deadline: Slot }).deadline = { at: 0, index: -1, entry };
+    lock.deadlineWatch = entry;
     this.armDeadline(entry);
     this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
     return () => this.stop(entry);
@@ -195,6 +204,7 @@ export class Renewals {
 
   private stop(entry: Entry): void {
     entry.stopped = true;
+    if (entry.lock.deadlineWatch === entry) entry.lock.deadlineWatch = undefined;
     this.renewals.remove(entry.renewal);
     this.deadlines.remove(entry.deadline);
   }
@@ -236,9 +246,22 @@ export class Renewals {
   }
 
   private renew(batch: readonly Entry[]): void {
-    this.extendMany(batch.map((entry) => entry.lock)).then((outcomes) => {
-      for (let i = 0; i < batch.length; i++) this.renewed(batch[i], outcomes[i]);
-    });
+    const settled = new Uint8Array(batch.length);
+    const settle = (i: number, outcome: RenewalOutcome) => {
+      if (settled[i]) return;
+      settled[i] = 1;
+      this.renewed(batch[i], outcome);
+    };
+    try {
+      this.extendMany(
+        batch.map((entry) => entry.lock),
+        settle,
+      );
+    } catch (error) {
+      // Never expected; the locks are then retried while their validity lasts, never left unscheduled.
+      const cause = error instanceof Error ? error : new Error(String(error));
+      for (let i = 0; i < batch.length; i++) settle(i, cause);
+    }
   }
 
   private renewed(entry: Entry, error: RenewalOutcome): void {

@@ -182,13 +182,25 @@ export class Revocations {
 
   /** How many locks of this instance are held now (neither released nor expired); sweeps the rest out. */
   heldCount(): number {
+    return this.heldLocks().size;
+  }
+
+  /** Locks held now by their `template` (counted when read, like {@link heldCount}). */
+  heldByTemplate(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const lock of this.heldLocks()) counts.set(lock.template, (counts.get(lock.template) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Every lock held now, once (a lock of several resources is tracked under each). */
+  private heldLocks(): Set<Lock> {
     this.sweep();
     const seen = new Set<Lock>();
     for (const entry of this.held.values()) {
       if (entry instanceof Set) for (const lock of entry) seen.add(lock);
       else seen.add(entry);
     }
-    return seen.size;
+    return seen;
   }
 
   /** Drops released and expired locks (a lock that was never released leaves the map here). */

@@ -12,9 +12,15 @@ export interface SectionPort {
   settingsFor(options: UsingOptions | undefined): CallSettings;
   /**
    * Acquires normalised resources (throwing when busy); with `retrySplitsOnly`, a lock held by another owner
-   * is not waited for (a scheduled tick being run elsewhere).
+   * is not waited for (a scheduled tick being run elsewhere). The caller waits, and the lock is held, under
+   * `template` in the gauges (`stats.waitingByTemplate`, `stats.heldByTemplate`): low cardinality.
    */
-  lock(resources: string[], settings: CallSettings, retrySplitsOnly: boolean): Promise<Lock>;
+  lock(
+    resources: string[],
+    settings: CallSettings,
+    retrySplitsOnly: boolean,
+    template: string,
+  ): Promise<Lock>;
   /** Runs `work` while `lock` is held, as `using()` does; with `keepFor`, keeps the lock that many ms after. */
   runUnderLock<T>(
     lock: Lock,

@@ -12,6 +12,8 @@ export interface LockedPlan {
   /** The decorated method's name: where the final method (with any `@Cron` metadata) is found. */
   readonly propertyKey: string | symbol;
   readonly key: CompiledLockKey;
+  /** What the gauges count its locks under: the key's templates, or `where` for a key function. */
+  readonly template: string;
   /** Passed to the core as they are (`undefined`: the module's defaults). */
   readonly options: UsingOptions | undefined;
   readonly onBusy: 'throw' | 'skip';
@@ -128,6 +130,7 @@ async function runLocked<T>(
     throw new RedlockError(messages.notManaged(plan.where));
   }
   const resources = normalizeResources(plan.key.render(args));
-  if (run) return sections.run(resources, run.options, plan.scheduledOnBusy, plan.where, work, run);
-  return sections.run(resources, plan.options, plan.onBusy, plan.where, work);
+  if (run)
+    return sections.run(resources, run.options, plan.scheduledOnBusy, plan.where, plan.template, work, run);
+  return sections.run(resources, plan.options, plan.onBusy, plan.where, plan.template, work);
 }

@@ -58,13 +58,15 @@ export class LockedSections {
    * through the core (renewal and loss handling are the core's), with `work` running in the call chain.
    * With `onBusy: 'skip'`, a lock busy before `work` started ends as `{ ran: false }` (logged at debug
    * level, naming `where`) instead of rejecting with `LockBusyError`. A scheduled run keeps its lock until
-   * shortly before the next tick, and a tick without a quorum is skipped with one warning.
+   * shortly before the next tick, and a tick without a quorum is skipped with one warning. The gauges count
+   * the section under `template` ('' for direct calls).
    */
   async run<T>(
     resources: readonly string[],
     options: UsingOptions | undefined,
     onBusy: 'throw' | 'skip',
     where: string,
+    template: string,
     work: (lock: Lock) => Promise<T>,
     scheduled?: ScheduledRun,
   ): Promise<SectionOutcome<T>> {
@@ -80,7 +82,7 @@ export class LockedSections {
     let lock: Lock;
     try {
       // A tick held by another instance is being run there: only split votes are retried.
-      lock = await this.core.lock(missing, settings, scheduled?.oncePerTick === true);
+      lock = await this.core.lock(missing, settings, scheduled?.oncePerTick === true, template);
     } catch (error) {
       if (onBusy === 'skip' && error instanceof LockBusyError) {
         this.log?.debug?.(messages.skipped(where, missing));

@@ -68,10 +68,13 @@ export function Locked(key: LockKeySource, options?: LockedOptions) {
 
     // One injected property per method: its description is what Nest prints when RedlockModule is missing.
     const sectionsProperty = Symbol(messages.sectionsProperty(where));
+    const compiled = compileLockKey(key, where, original.length);
     const plan: LockedPlan = {
       where,
       propertyKey,
-      key: compileLockKey(key, where, original.length),
+      key: compiled,
+      // Low cardinality: the template, never the rendered resource.
+      template: compiled.templates?.join(',') ?? where,
       ...planOptions(where, options),
       observable: isObservableType(returnType),
       sectionsProperty,

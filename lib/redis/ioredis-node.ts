@@ -183,6 +183,7 @@ export class IoredisLockNode implements LockNode {
    * fails is an Error for its locks only. Rejects when every call failed (the node could not be asked).
    */
   extendMany(items: readonly ExtendItem[]): Promise<(boolean | Error)[]> {
+    if (items.length === 0) return Promise.resolve([]);
     const flags: (boolean | Error)[] = new Array(items.length);
     const calls = renewalCalls(items, this.cluster);
     let failed = 0;

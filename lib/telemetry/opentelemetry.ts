@@ -45,15 +45,21 @@ export interface MeterLike {
 
 /** What this needs of an OpenTelemetry observable instrument. */
 export interface ObservableLike {
-  addCallback(callback: (result: { observe(value: number): void }) => void): void;
-  removeCallback(callback: (result: { observe(value: number): void }) => void): void;
+  addCallback(callback: (result: ObservableResultLike) => void): void;
+  removeCallback(callback: (result: ObservableResultLike) => void): void;
+}
+
+/** What a gauge's callback reports to: one value per series (the attributes tell the series apart). */
+export interface ObservableResultLike {
+  observe(value: number, attributes?: Record<string, string>): void;
 }
 
 /** Anything with the typed events: a core `Redlock` or the Nest `RedlockService`. */
 export interface RedlockEventSource {
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void;
   /** Its counters and gauges: with them (and a meter that has observable gauges), the gauges are recorded too. */
-  readonly stats?: Pick<RedlockStats, 'held' | 'waiting' | 'renewalsFailed'>;
+  readonly stats?: Pick<RedlockStats, 'held' | 'waiting' | 'renewalsFailed'> &
+    Partial<Pick<RedlockStats, 'heldByTemplate' | 'waitingByTemplate'>>;
 }
 
 /** Options of {@link instrumentRedlock}. */
@@ -186,16 +192,16 @@ export function instrumentRedlock(
  */
 function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['stats']): () => void {
   if (!meter?.createObservableGauge || !stats) return () => undefined;
-  const gauges: [ObservableLike, (result: { observe(value: number): void }) => void][] = [
+  const gauges: [ObservableLike, (result: ObservableResultLike) => void][] = [
     [
       meter.createObservableGauge('redlock.locks.held', { description: 'Locks this instance holds now' }),
-      (result) => result.observe(stats.held),
+      (result) => observeByTemplate(result, stats.held, stats.heldByTemplate),
     ],
     [
       meter.createObservableGauge('redlock.acquire.waiting', {
         description: 'Callers waiting in an acquisition of this instance now',
       }),
-      (result) => result.observe(stats.waiting),
+      (result) => observeByTemplate(result, stats.waiting, stats.waitingByTemplate),
     ],
     [
       meter.createObservableGauge('redlock.renewals.failed', {
@@ -209,6 +215,25 @@ function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['s
     for (const [gauge, callback] of gauges) gauge.removeCallback(callback);
   };
 }
+
+/**
+ * One series per `@Locked` template (`redlock.template`; direct calls without the attribute), so a dashboard
+ * sees which methods hold or wait for locks; the total alone where the source does not count by template.
+ */
+function observeByTemplate(
+  result: ObservableResultLike,
+  total: number,
+  byTemplate: ReadonlyMap<string, number> | undefined,
+): void {
+  if (!byTemplate || byTemplate.size === 0) return result.observe(byTemplate ? 0 : total);
+  for (const [template, count] of byTemplate) {
+    if (template === '') result.observe(count);
+    else result.observe(count, { [TEMPLATE_ATTRIBUTE]: template });
+  }
+}
+
+/** The attribute of the gauges' series: a `@Locked` key template (`'order:<0>'`), never a rendered resource. */
+const TEMPLATE_ATTRIBUTE = 'redlock.template';
 
 interface OpenTelemetryApi {
   trace: { getTracer(name: string): TracerLike };

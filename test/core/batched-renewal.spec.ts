@@ -178,4 +178,105 @@ describe('batched renewal (3 real nodes): one script call per node for many lock
       await Promise.all(clients.map((client) => client.quit().catch(() => undefined)));
     }
   });
+
+  describe('review findings: hostile batches, late batches, releases and shorter extends', () => {
+    /** Node `i` as a LockNode whose extendMany waits `delayMs` before it asks the server (a batch in flight). */
+    function delayedBatches(node: IoredisLockNode, delayMs: number, calls: { count: number }): LockNode {
+      return {
+        ...withoutBatch(node),
+        extendMany: async (items) => {
+          calls.count++;
+          await delay(delayMs);
+          return node.extendMany(items);
+        },
+      };
+    }
+
+    async function redlockOver(make: (node: IoredisLockNode, i: number) => LockNode) {
+      const clients = nodes.urls.map((url) => new Redis(url, { lazyConnect: true }));
+      const raw = clients.map((client, i) => new IoredisLockNode(client, `node${i}`));
+      const redlock = new Redlock(raw.map(make), { logger: false, restartGuard: false });
+      await Promise.all(clients.map((client) => client.connect()));
+      await redlock.connect(2_000);
+      const close = async () => {
+        await redlock.quit();
+        await Promise.all(clients.map((client) => client.quit().catch(() => undefined)));
+      };
+      return { redlock, close };
+    }
+
+    it("a node whose extendMany returns a thenable that throws is that node's error: no unhandled rejection, renewals go on", async () => {
+      const hostile = {
+        get then(): never {
+          throw new Error('hostile then');
+        },
+      };
+      const { redlock, close } = await redlockOver((node, i) =>
+        i === 0 ? { ...withoutBatch(node), extendMany: () => hostile as never } : node,
+      );
+      try {
+        const held = await holdMany(redlock, 10, 300, 'thenable');
+        await delay(700);
+        await held.stop();
+        expect(held.aborted).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+
+    it('a batch sent before a shorter extend by hand, and answered after it, does not lengthen the lock', async () => {
+      const calls = { count: 0 };
+      const { redlock, close } = await redlockOver((node) => delayedBatches(node, 150, calls));
+      try {
+        const lock = await redlock.acquire('shorter', { ttl: 600 });
+        const stop = redlock.keepAlive(lock);
+        while (calls.count === 0) await delay(5); // the renewal batch is in flight (answers in 150 ms)
+        await redlock.extend(lock, 200); // sent after it, answered before it
+        stop();
+        await delay(250); // the batch has answered (success, ttl 600)
+        expect(lock.remainingTime).toBeLessThanOrEqual(200 - 250 + 60);
+        await redlock.release(lock);
+      } finally {
+        await close();
+      }
+    });
+
+    it('a lock released while its renewal is in flight is neither lengthened nor reported extended', async () => {
+      const calls = { count: 0 };
+      const { redlock, close } = await redlockOver((node) => delayedBatches(node, 150, calls));
+      const events: string[] = [];
+      redlock.on('extended', () => events.push('extended'));
+      redlock.on('released', () => events.push('released'));
+      try {
+        const lock = await redlock.acquire('released-in-flight', { ttl: 600 });
+        redlock.keepAlive(lock);
+        while (calls.count === 0) await delay(5);
+        await redlock.release(lock);
+        const after = lock.remainingTime;
+        await delay(250);
+        expect(events).toEqual(['released']);
+        expect(lock.remainingTime).toBeLessThanOrEqual(after);
+      } finally {
+        await close();
+      }
+    });
+
+    it('a shorter extend by hand moves the deadline timer: the signal aborts at the new deadline', async () => {
+      const redlock = await redlockOn(nodes);
+      const lock = await redlock.acquire('moved-deadline', { ttl: 5_000 });
+      let abortedAfter = NaN;
+      const stop = redlock.keepAlive(lock);
+      await redlock.extend(lock, 300);
+      const from = performance.now();
+      lock.signal.addEventListener('abort', () => (abortedAfter = performance.now() - from));
+      await nodes.nodes[0].kill();
+      await nodes.nodes[1].pause(); // no renewal can succeed any more
+      await delay(1_500);
+      await nodes.nodes[1].resume();
+      stop();
+      // Aborted by the 300 ms deadline, not the 5 s one it had when it was kept alive.
+      expect(abortedAfter).toBeLessThan(1_500);
+      expect(String((lock.signal.reason as Error).message)).toMatch(/validity ran out/);
+    });
+  });
 });

@@ -10,7 +10,9 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { Redlock, instrumentRedlock } from '../../lib';
+import { Injectable } from '@nestjs/common';
+import { Locked, Redlock, RedlockModule, RedlockService, instrumentRedlock } from '../../lib';
+import { TEST_OPTIONS, closeApps, createApp, gate } from '../nest/helpers';
 import { useRedisNodes } from '../support';
 
 /**
@@ -126,6 +128,60 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
     } finally {
       stop();
       await redlock.quit();
+    }
+  });
+
+  it('held and waiting by @Locked key template (one series per template, none per resource), direct calls apart', async () => {
+    const inside = gate();
+    const release = gate();
+    @Injectable()
+    class Orders {
+      @Locked('order:<0>')
+      async pay(id: string) {
+        inside.open();
+        await release.promise;
+        return id;
+      }
+    }
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [Orders],
+    });
+    const service = app.get(RedlockService);
+    const stop = instrumentRedlock(service, { tracer: false, meter: meterProvider.getMeter('test') });
+    try {
+      const orders = app.get(Orders);
+      const paying = [orders.pay('a1'), orders.pay('b2')];
+      await inside.promise;
+      const waiter = orders.pay('a1'); // waits for the first 'a1'
+      const direct = await service.acquire('direct:1');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(service.stats.heldByTemplate).toEqual(
+        new Map([
+          ['order:<0>', 2],
+          ['', 1],
+        ]),
+      );
+      expect(service.stats.waitingByTemplate).toEqual(new Map([['order:<0>', 1]]));
+      const held = (await collected()).get('redlock.locks.held')!;
+      expect(held).toEqual(
+        expect.arrayContaining([
+          { value: 2, attributes: { 'redlock.template': 'order:<0>' } },
+          { value: 1, attributes: {} },
+        ]),
+      );
+      expect(held).toHaveLength(2);
+      const waiting = (await collected()).get('redlock.acquire.waiting')!;
+      expect(waiting).toEqual([{ value: 1, attributes: { 'redlock.template': 'order:<0>' } }]);
+      // Never a resource: the rendered keys appear in no series.
+      expect(JSON.stringify([held, waiting])).not.toMatch(/a1|b2|direct:1/);
+      release.open();
+      await Promise.all([...paying, waiter]);
+      await direct.release();
+      expect(service.stats.heldByTemplate).toEqual(new Map());
+    } finally {
+      stop();
+      await closeApps();
     }
   });
 
