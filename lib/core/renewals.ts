@@ -272,8 +272,9 @@ export class Renewals {
       this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
       return;
     }
-    this.failed++;
+    // A lock released (or handed back) while its renewal was in flight is no failed renewal.
     if (entry.stopped) return;
+    this.failed++;
     if (error instanceof LockLostError) return this.lose(entry, error);
     // Too few nodes answered (or the instance is closing): the lock is unchanged (or ends earlier,
     // docs/DESIGN.md §4); try again while validity lasts — the deadline decides.
