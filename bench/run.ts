@@ -2,12 +2,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRedisNodes, waitForNodeAge } from '../test/support';
 import { Implementation, selectImplementations } from './adapters';
-import { ScaleProfile, scaleFromEnv } from './config';
+import { HELD_100K, ScaleProfile, scaleFromEnv } from './config';
+import { duration, estimateScenarios, estimateTotal } from './estimate';
 import { checkTargets } from './report/targets';
 import type { BenchResults } from './report/types';
 import { WrittenFiles, writeResults, writeRun } from './report/write';
 import { DEFAULT_OUT_DIR, REPO_DOCS, argFlag, argValue, reportSummary, runMany } from './multi-run';
 import { BenchContext, SCENARIOS, ScenarioId, ScenarioResult } from './scenarios';
+import { heldCounts } from './scenarios/held-scale';
 
 export interface RunOptions {
   /** Default: from BENCH_SCALE. */
@@ -35,13 +37,14 @@ export async function runBench(
   const scale = options.scale ?? scaleFromEnv();
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const impls = options.impls ?? selectImplementations();
-  const only = options.only ?? (process.env.BENCH_ONLY?.split(',').map((id) => id.trim()) as ScenarioId[]);
+  const only = options.only ?? envOnly();
   const mainCount = options.nodes ?? scale.nodes;
   const total = Math.max(mainCount, ...scale.scale.nodeCounts);
   const startedAt = new Date();
   const loadAtStart = os.loadavg()[0];
   const t0 = Date.now();
 
+  for (const line of estimateLines(scale, impls, heldCounts(scale.heldScale), only)) log(line);
   log(`bench: scale ${scale.name}, starting ${total} redis nodes`);
   const nodes = await startRedisNodes(total);
   const scenarios: Partial<Record<ScenarioId, ScenarioResult>> = {};
@@ -111,6 +114,34 @@ export async function runBench(
   return { results, files };
 }
 
+/** BENCH_ONLY=throughput,contention: those scenarios only. */
+function envOnly(): ScenarioId[] | undefined {
+  return process.env.BENCH_ONLY?.split(',').map((id) => id.trim()) as ScenarioId[] | undefined;
+}
+
+/** The estimate, one line per scenario and the total; with scenario 8 but not 100,000 held, what that would add. */
+function estimateLines(
+  scale: ScaleProfile,
+  impls: readonly Implementation[],
+  counts: readonly number[],
+  only: readonly ScenarioId[] | undefined,
+): string[] {
+  const estimates = estimateScenarios(scale, impls, counts, only);
+  const width = Math.max(...estimates.map((e) => `${e.number}. ${e.title}`.length));
+  const lines = [
+    'bench: estimated duration (from its settings; the costs behind it were measured on 2 cores):',
+  ];
+  for (const e of estimates)
+    lines.push(`  ${`${e.number}. ${e.title}`.padEnd(width)}  ${duration(e.seconds)}`);
+  lines.push(`  ${'total, with start-up'.padEnd(width)}  ${duration(estimateTotal(estimates))}`);
+  if (estimates.some((e) => e.id === 'heldScale') && !counts.includes(HELD_100K)) {
+    const held = (list: readonly number[]) => estimateScenarios(scale, impls, list, ['heldScale'])[0].seconds;
+    const more = held([...counts, HELD_100K]) - held(counts);
+    lines.push(`  (--held-100k adds scenario 8 with 100,000 locks held: about ${duration(more)} more)`);
+  }
+  return lines;
+}
+
 async function redisVersion(client: ReturnType<RedisNodesHandle['redis']>): Promise<string> {
   try {
     const info = await client.info('server');
@@ -128,9 +159,10 @@ type RedisNodesHandle = Awaited<ReturnType<typeof startRedisNodes>>['nodes'][num
  * `npm run bench`: one run (latest.*). `npm run bench -- --runs N` (or BENCH_RUNS=N): N runs, each in its own
  * process, kept as results/runs/<n>.json, then results/summary.{md,json} and the tables of README.md and
  * docs/BENCHMARKS.md (`--fresh` drops the runs already kept, `--pause S` idles S seconds between runs,
- * `--no-docs` leaves the docs alone).
+ * `--no-docs` leaves the docs alone). `--held-100k` adds 100,000 held locks to scenario 8 (as
+ * BENCH_HELD_COUNTS=1000,10000,100000 does), which more than doubles a run.
  */
-const OPTIONS = /^--(runs|pause)(=.*)?$|^--(fresh|no-docs)$/;
+const OPTIONS = /^--(runs|pause)(=.*)?$|^--(fresh|no-docs|held-100k)$/;
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
@@ -138,8 +170,13 @@ async function main(): Promise<number> {
   // A mistyped option must not start a full run.
   if (unknown.length > 0)
     throw new Error(
-      `unknown argument(s) ${unknown.join(' ')}; known: --runs N, --fresh, --pause S, --no-docs`,
+      `unknown argument(s) ${unknown.join(' ')}; known: --runs N, --fresh, --pause S, --no-docs, --held-100k`,
     );
+  if (argFlag(argv, 'held-100k')) {
+    if (process.env.BENCH_HELD_COUNTS) throw new Error('--held-100k and BENCH_HELD_COUNTS: give one of them');
+    // Through the environment, so the runs of --runs (each a process of its own) get it too.
+    process.env.BENCH_HELD_COUNTS = [...scaleFromEnv().heldScale.counts, HELD_100K].join(',');
+  }
   const outDir = process.env.BENCH_OUT || DEFAULT_OUT_DIR;
   const runsArg = argValue(argv, 'runs') ?? (process.env.BENCH_RUNS || undefined);
   if (runsArg !== undefined || argFlag(argv, 'runs')) {
@@ -150,11 +187,19 @@ async function main(): Promise<number> {
     const pause = pauseArg === undefined ? NaN : Number(pauseArg);
     if (pauseArg !== undefined && !(pause >= 0))
       throw new Error(`--pause wants seconds ≥ 0, not ${pauseArg}`);
+    const scale = scaleFromEnv();
+    const pauseMs = (Number.isFinite(pause) ? pause : scale.name === 'full' ? 30 : 0) * 1000;
+    const one = estimateTotal(
+      estimateScenarios(scale, selectImplementations(), heldCounts(scale.heldScale), envOnly()),
+    );
+    process.stderr.write(
+      `bench: ${runs} run(s) of about ${duration(one)} each: about ${duration(runs * one + ((runs - 1) * pauseMs) / 1000)} in all\n`,
+    );
     const { failed, summary } = await runMany({
       runs,
       outDir,
       fresh: argFlag(argv, 'fresh') || process.env.BENCH_FRESH === '1',
-      pauseMs: (Number.isFinite(pause) ? pause : scaleFromEnv().name === 'full' ? 30 : 0) * 1000,
+      pauseMs,
       docs: argFlag(argv, 'no-docs') ? false : REPO_DOCS,
       log: (message) => process.stderr.write(`${message}\n`),
     });

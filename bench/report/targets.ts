@@ -107,7 +107,8 @@ function flatness(results: Results, metric: string): Figure {
     .filter((match): match is RegExpExecArray => match !== null)
     .map((match) => Number(match[1]));
   const largest = Math.max(...counts);
-  if (!(largest > HELD)) return { na: `no count above ${HELD.toLocaleString('en-US')} in this scale` };
+  if (!(largest > HELD))
+    return { na: `no count above ${HELD.toLocaleString('en-US')} in this scale (--held-100k adds 100,000)` };
   return ratio(
     heldScaleAt(results, metric, largest),
     heldScaleAt(results, metric, HELD),

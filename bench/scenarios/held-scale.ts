@@ -35,15 +35,16 @@ export async function holdMany(
   };
 }
 
-/** Which counts run: BENCH_HELD_COUNTS=1000,10000 overrides the scale's (100,000 is heavy on 2 cores). */
-function countsOf(profile: BenchContext['scale']['heldScale']): readonly number[] {
+/** Which counts run: BENCH_HELD_COUNTS=1000,10000,100000 overrides the scale's (`--held-100k` sets it so). */
+export function heldCounts(profile: BenchContext['scale']['heldScale']): readonly number[] {
   const env = process.env.BENCH_HELD_COUNTS;
   return env ? env.split(',').map((count) => Number(count.trim())) : profile.counts;
 }
 
 /**
- * Scenario 8: 1,000 / 10,000 / 100,000 locks held and auto-extended at once, each implementation by its own
- * policy. Per held lock: client CPU (µs per second held), Redis CPU (all nodes), heap and RSS; flat is good.
+ * Scenario 8: 1,000 / 10,000 (with `--held-100k` also 100,000) locks held and auto-extended at once, each
+ * implementation by its own policy. Per held lock: client CPU (µs per second held), Redis CPU (all nodes), heap
+ * and RSS; flat is good.
  */
 export const heldScale: Scenario = {
   id: 'heldScale',
@@ -51,7 +52,7 @@ export const heldScale: Scenario = {
   title: TITLE,
   async run({ scale, urls, nodes, impls, log }: BenchContext): Promise<ScenarioResult> {
     const { ttl, holdMs } = scale.heldScale;
-    const counts = countsOf(scale.heldScale);
+    const counts = heldCounts(scale.heldScale);
     await waitForNodeAge(nodes, Math.max(ttl, scale.ttl), log);
     // One implementation at a time, each in a process of its own (its counts in order, in that process):
     // the heap, the RSS and the CPU are the process's.

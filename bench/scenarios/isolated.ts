@@ -157,10 +157,12 @@ export async function eachInOwnProcess(
   try {
     for (const impl of impls) {
       log(`  ${label} · ${impl.name} (own process)`);
+      const began = Date.now();
       try {
         rows[impl.name] = await runInChild(child.entry, job(impl), log, {
           timeoutMs: TIMEOUT_MS[scale.name],
         });
+        log(`   ${impl.name}: ${((Date.now() - began) / 1000).toFixed(1)} s`);
       } catch (error) {
         const reason = (error as Error).message;
         log(`   ${impl.name} failed: ${reason}`);
