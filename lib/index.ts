@@ -86,6 +86,8 @@ export { AcquireAbortedError } from './core';
 export { RedlockClosedError } from './core';
 /** The application is shutting down: new locks are refused with it; also `lock.signal`'s reason at shutdown. */
 export { ShutdownError } from './core';
+/** A node's vote error: a restart-guard marker key holds another application's data, left untouched. */
+export { ForeignDataError } from './core';
 /** How to reach one node: connection string, ioredis options, ioredis client, or a `LockNode`. */
 export type { NodeSpec } from './redis';
 /** Options of a `Redlock` instance (and the module's core options). */

@@ -79,9 +79,14 @@ export function unavailable(resources: readonly string[]): string {
 export function nodeError(node: string, operation: string, error: Error, suppressed: number): string {
   const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';
   const article = /^[aeiou]/.test(operation) ? 'an' : 'a';
+  // A marker holding another application's data: the node is up and reachable, its error says what to do.
+  const check =
+    error.name === 'ForeignDataError'
+      ? ''
+      : 'Check that its address is right and that it is up and reachable; ';
   return (
-    `Redis node ${node} failed ${article} ${operation}: ${error.message}${more}. Check that its address is right and ` +
-    'that it is up and reachable; until then locks need a majority of the other nodes, and fail when fewer answer.'
+    `Redis node ${node} failed ${article} ${operation}: ${error.message.replace(/\.$/, '')}${more}. ${check}` +
+    `${check ? 'until' : 'Until'} then locks need a majority of the other nodes, and fail when fewer answer.`
   );
 }
 

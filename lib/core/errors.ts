@@ -81,6 +81,24 @@ export class UnknownOptionError extends InvalidArgumentError {
   }
 }
 
+/**
+ * A key the library keeps on a node (the restart guard's boot marker `<keyPrefix>!boot` or data-age marker
+ * `<keyPrefix>!boot:since`) holds data that is not the library's: another application uses that key name. The
+ * node leaves it untouched and takes no lock; this is that node's error vote (`NodeVote.error`).
+ */
+export class ForeignDataError extends RedlockError {
+  constructor(
+    /** The node's name. */
+    readonly node: string,
+    /** The key, as the node named it. */
+    readonly key: string,
+    /** What the key holds: a Redis type (`hash`, `list`, ...), or `string` for a string of another form. */
+    readonly found: string,
+  ) {
+    super(messages.foreignMarker(key, found));
+  }
+}
+
 /** The resources are held by another owner and did not become free within the wait budget. */
 export class LockBusyError extends RedlockError {
   /** How many attempts were made before giving up. */

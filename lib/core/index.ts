@@ -55,6 +55,7 @@ export {
   AcquireAbortedError,
   ShutdownError,
   RedlockClosedError,
+  ForeignDataError,
 } from './errors';
 export type { NodeVote } from './errors';
 export { describe, formatResources } from './messages';

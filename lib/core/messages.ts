@@ -134,11 +134,13 @@ export function hintsFor(votes: readonly NodeVote[]): string {
   const hints = new Set<string>();
   for (const vote of votes) {
     const message = vote.error?.message ?? '';
-    if (message.startsWith('WRONGTYPE')) {
+    if (vote.error?.name === 'ForeignDataError') {
+      hints.add(FOREIGN_MARKER_HINT);
+    } else if (message.startsWith('WRONGTYPE')) {
       hints.add(
-        // WRONGTYPE does not say which key: the boot marker is read before any lock key.
-        'A key the library uses (a lock key, a fence key, or the boot marker <keyPrefix>!boot) holds data of ' +
-          'another type: other code uses the same keys; set a distinct keyPrefix.',
+        // WRONGTYPE does not say which key; the restart guard's markers are checked by name (ForeignDataError).
+        'A key the library uses for locks (a lock, readers, writer-intent or fence key under keyPrefix) holds ' +
+          'data of another type: other code uses the same keys; set a distinct keyPrefix.',
       );
     } else if (message.startsWith('READONLY')) {
       hints.add('A node is a read-only replica: list primaries only, each an independent server.');
@@ -147,11 +149,39 @@ export function hintsFor(votes: readonly NodeVote[]): string {
     }
   }
   const guarded = votes.filter((vote) => vote.outcome === 'refused').length;
-  const failing = votes.some((vote) => vote.outcome === 'error' || vote.outcome === 'timeout');
+  // A node whose marker holds foreign data is reachable and healthy: its error says what to do instead.
+  const failing = votes.some(
+    (vote) =>
+      vote.outcome === 'timeout' || (vote.outcome === 'error' && vote.error?.name !== 'ForeignDataError'),
+  );
   if (guarded > 0) hints.add(guardHint(guarded, votes.length));
-  if (failing || guarded === 0)
+  if (failing || (guarded === 0 && hints.size === 0))
     hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
   return [...hints].join(' ');
+}
+
+const FOREIGN_MARKER_HINT =
+  "A restart-guard marker key holds another application's data (named above), and the library never " +
+  'overwrites it: set a keyPrefix that no other application uses.';
+
+/** A restart-guard marker key that holds data of another type or form (ForeignDataError). */
+export function foreignMarker(key: string, found: string): string {
+  const dataAge = key.endsWith(':since');
+  const marker = dataAge ? 'data-age marker' : 'boot marker';
+  const holds = found === 'string' ? 'a string that is not a marker' : `a ${found}`;
+  return (
+    `the restart guard's ${marker} ${shortKey(key)} holds ${holds}: data that is not this library's ` +
+    '(another application uses that key name), so this node takes no lock rather than overwrite it. Set a ' +
+    'keyPrefix that no other application uses, or, if that data is not needed, delete the key on this node' +
+    (dataAge
+      ? ' (without its data-age marker, the node then refuses locks for one restart-guard window, as after a restart).'
+      : '.')
+  );
+}
+
+/** A key named by a node, for messages: quoted, at most 200 characters. */
+function shortKey(key: string): string {
+  return JSON.stringify(key.length > 200 ? `${key.slice(0, 200)}…` : key);
 }
 
 /** Why refusals by the restart guard are deliberate, and how to turn it off where that is safe. */

@@ -1,4 +1,4 @@
-import type { AcquireReply, KeyReading, NodeReading } from '../core';
+import { type AcquireReply, ForeignDataError, type KeyReading, type NodeReading } from '../core';
 
 /**
  * A node answered a lock script with something the script cannot return: not a Redis server running this
@@ -17,15 +17,18 @@ export class UnexpectedReplyError extends Error {
 const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
 
 /**
- * The acquire script's reply (scripts.ts: `1`, `{1, token}`, `{0, holderPttl}`, `{2, uptimeMs}`, `{3, dataAgeMs}`), checked
- * field by field: a token that is not a positive safe integer would be written back to honest nodes' fence
- * counters, and a NaN ttl or uptime would end up in waits and messages.
+ * The acquire script's reply (scripts.ts: `1`, `{1, token}`, `{0, holderPttl}`, `{4, readersMs}`,
+ * `{2, uptimeMs}`, `{3, dataAgeMs}`), checked field by field: a token that is not a positive safe integer would
+ * be written back to honest nodes' fence counters, and a NaN ttl or uptime would end up in waits and messages.
+ * `{5, key, type}` (a restart-guard marker holding another application's data) throws ForeignDataError: that
+ * node's error vote, naming the key.
  */
 export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): AcquireReply {
   const fail = (problem: string): never => {
     throw new UnexpectedReplyError(node, 'the acquire script', raw, problem);
   };
   if (raw === 1) return fencing ? fail('a fencing token was asked for and none came') : ACQUIRED_UNFENCED;
+  if (Array.isArray(raw) && raw[0] === 5) throw foreignMarkerOf(node, raw, fail);
   if (!Array.isArray(raw) || raw.length !== 2) return fail('expected 1 or a pair {code, value}');
   const [code, value] = raw as unknown[];
   switch (code) {
@@ -52,8 +55,23 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
       return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
     }
     default:
-      return fail('unknown reply code (expected 0 to 4)');
+      return fail('unknown reply code (expected 0 to 5)');
   }
+}
+
+/** `{5, key, type}`: a restart-guard marker key holds data that is not the library's (scripts.ts). */
+function foreignMarkerOf(node: string, raw: unknown[], fail: (problem: string) => never): ForeignDataError {
+  const [, key, found] = raw;
+  if (
+    raw.length !== 3 ||
+    typeof key !== 'string' ||
+    key.length === 0 ||
+    typeof found !== 'string' ||
+    !/^[a-z][a-z-]{0,30}$/.test(found)
+  ) {
+    return fail('a foreign-marker reply that is not {5, key, type}');
+  }
+  return new ForeignDataError(node, key, found);
 }
 
 /** The fence and extend scripts answer 1 (done) or 0 (not the owner), nothing else. */

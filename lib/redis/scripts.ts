@@ -79,6 +79,8 @@ function script(source: string): LuaScript {
  *   time (ms) at which this node's data was first seen; a node that lost its data lost the marker too, so its
  *   absence starts the window now (from the server's own TIME). Catches every empty restart; a node that
  *   restored the marker from disk but lost its last writes is not caught in this mode;
+ * - the markers are never overwritten when they hold data that is not theirs (another type, or a string of
+ *   another form: another application's key of the same name): nothing is written, the reply names the key;
  * - only declared keys are touched;
  * - all-or-nothing: either every lock key is set to the owner with the ttl, or none is touched;
  * - a key held by another owner is never modified; the reply says for how much longer it is held;
@@ -98,7 +100,7 @@ function script(source: string): LuaScript {
  * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
  * fencing, `{0, holderPttl}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms}` busy
  * with readers (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused
- * by data age.
+ * by data age, `{5, key, type}` a marker key holds data that is not the library's.
  */
 export const ACQUIRE_SCRIPT = script(
   NOW_MS +
@@ -111,12 +113,21 @@ if window > 0 then
   local marks = n * (ARGV[5] == '1' and 2 or 1) + rw
   local boot, since = KEYS[marks + 1], KEYS[marks + 2]
   local portable = ARGV[7] == '1'
-  -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
-  -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
   local known = false
-  if not portable and ARGV[6] ~= '' then
-    local id, started = string.match(redis.call('GET', boot) or '', '^(%w+):(%d+)$')
-    if id == ARGV[6] then
+  if not portable then
+    -- The boot marker is ours as '<run_id>:<ms>' (or a bare run_id, its earlier form); another type or
+    -- another string is someone else's data: never overwritten, the reply names the key.
+    local marker = redis.pcall('GET', boot)
+    if type(marker) == 'table' then
+      return {5, boot, redis.call('TYPE', boot)['ok']}
+    end
+    local id, started = string.match(marker or '', '^(%w+):(%d+)$')
+    if marker and not id and not string.match(marker, '^%w+$') then
+      return {5, boot, 'string'}
+    end
+    -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
+    -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
+    if ARGV[6] ~= '' and id == ARGV[6] then
       local up = now_ms() - tonumber(started)
       if up < window then
         return {2, math.max(0, up)}
@@ -125,6 +136,14 @@ if window > 0 then
     end
   end
   if not known then
+    -- The data-age marker is ours as whole ms; anything else is someone else's data, as above.
+    local recorded = redis.pcall('GET', since)
+    if type(recorded) == 'table' then
+      return {5, since, redis.call('TYPE', since)['ok']}
+    end
+    if recorded and not string.match(recorded, '^%d+$') then
+      return {5, since, 'string'}
+    end
     local info = nil
     if not portable then
       info = redis.pcall('INFO', 'server')
@@ -133,7 +152,7 @@ if window > 0 then
       end
     end
     local now = now_ms()
-    local first = tonumber(redis.call('GET', since))
+    local first = tonumber(recorded)
     if info then
       -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
       -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).

@@ -14,7 +14,7 @@
  * tick), so every comparison is decidable. SIM_DIFF_OPS / SIM_DIFF_SEED change the length and the seed.
  */
 import { Redis } from 'ioredis';
-import type { AcquireReply, AcquireRequest, ExtendItem } from '../../lib/core';
+import { type AcquireReply, type AcquireRequest, type ExtendItem, ForeignDataError } from '../../lib/core';
 import {
   acquireReplyOf,
   flagReplyOf,
@@ -152,6 +152,18 @@ interface Stats {
   /** Disagreements on calls slower than the margin, where the model was reset to the server's data. */
   resynced: number;
   slowestCallMs: number;
+}
+
+/** An acquire's answer, or the marker found holding another application's data (ForeignDataError). */
+type AcquireAnswer = AcquireReply | { outcome: 'foreign'; key: string; found: string };
+
+function answerOf(reply: () => AcquireReply): AcquireAnswer {
+  try {
+    return reply();
+  } catch (error) {
+    if (error instanceof ForeignDataError) return { outcome: 'foreign', key: error.key, found: error.found };
+    throw error;
+  }
 }
 
 /** One comparison that failed: what was sent, what each side answered. */
@@ -314,6 +326,11 @@ class Differential {
       { key: SINCE_KEY, value: String(Math.floor(now + rng.int(0, 500))) },
       { key: GUARD_KEY, value: this.runId },
       { key: GUARD_KEY, value: 'stale0run0id' },
+      // Another application's data at a marker's name: never overwritten, named in the reply.
+      rng.pick([
+        { key: GUARD_KEY, value: '{"theme":"dark"}' },
+        { key: SINCE_KEY, value: 'yesterday' },
+      ]),
       {
         key: lockKey(rng.pick(RESOURCES)),
         value: 'other',
@@ -331,7 +348,9 @@ class Differential {
     const server = this.model.server;
     const now = this.model.env.scheduler.now;
     if (portable) {
+      // A marker holding another application's data has no age: any window.
       const since = Number(server.peek(SINCE_KEY) ?? now);
+      if (!Number.isFinite(since)) return rng.int(1, 20_000);
       return Math.max(1, Math.round(now - since) + rng.int(-300, 300));
     }
     const uptime = server.uptimeForTest();
@@ -485,8 +504,8 @@ class Differential {
     let model: unknown;
     if (op.kind === 'acquire') {
       const raw = await this.eval(ACQUIRE_SCRIPT, acquireCall(op.request, op.guard.runId, op.guard.noInfo));
-      real = acquireReplyOf('redis', raw, op.request.fenceKeys.length > 0);
-      const reply = real as AcquireReply;
+      real = answerOf(() => acquireReplyOf('redis', raw, op.request.fenceKeys.length > 0));
+      const reply = real as AcquireAnswer;
       // The script drew max(counter + 1, its TIME in µs) for each fence counter: a counter that is not the old
       // one + 1 tells the script's own clock, so the model runs at that instant and holds exactly the same
       // counters (when every counter is old + 1, the clock did not matter).
@@ -497,7 +516,7 @@ class Differential {
           if (counters[i] !== before + 1) this.model.now = (counters[i] + 0.5) / 1000;
         });
       }
-      model = server.acquire(op.request, op.guard);
+      model = answerOf(() => server.acquire(op.request, op.guard));
       const mode = op.request.guardWindow === 0 ? 'unguarded' : op.guard.noInfo ? 'data-age' : 'uptime';
       if (op.request.mode) {
         const busyBy = reply.outcome === 'busy' && reply.readers ? ':readers' : '';
@@ -505,7 +524,11 @@ class Differential {
       }
       this.count(
         this.stats.outcomes,
-        reply.outcome === 'refused' ? `refused:${reply.basis}` : `${reply.outcome}:${mode}`,
+        reply.outcome === 'refused'
+          ? `refused:${reply.basis}`
+          : reply.outcome === 'foreign'
+            ? `foreign:${reply.key}`
+            : `${reply.outcome}:${mode}`,
       );
       if (reply.outcome === 'acquired' && reply.token > 0) this.lastToken = reply.token;
     } else if (op.kind === 'fence') {
@@ -565,9 +588,12 @@ class Differential {
     if (op.kind !== 'acquire') {
       return real === model ? undefined : problem;
     }
-    const r = real as AcquireReply;
-    const m = model as AcquireReply;
+    const r = real as AcquireAnswer;
+    const m = model as AcquireAnswer;
     if (r.outcome !== m.outcome) return problem;
+    if (r.outcome === 'foreign' && m.outcome === 'foreign') {
+      if (r.key !== m.key || r.found !== m.found) return problem;
+    }
     if (r.outcome === 'acquired' && m.outcome === 'acquired') {
       // Exact: a token drawn from the clock set the model's clock to the script's instant (see apply()).
       if (r.token !== m.token) return problem;
@@ -708,6 +734,9 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'busy:data-age',
       'refused:uptime',
       'refused:data-age',
+      // A marker holding another application's data (ForeignDataError), in either guard mode.
+      `foreign:${BOOT_KEY}`,
+      `foreign:${SINCE_KEY}`,
       // Read-write locks (DESIGN §15): readers granted and kept out, writers kept out by readers, the read
       // scripts' successes and failures.
       'read:acquired',
@@ -783,6 +812,16 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       const caught = await firstDisagreement(SEED ^ 0x5eed, (env, spec) => new NoOwnerCheck(env, spec));
       expect(caught).toBeInstanceOf(Disagreement);
       expect(String(caught)).toMatch(/"kind":"extend(-many)?"|checkpoint/);
+    }, 60_000);
+
+    it("a marker holding another application's data overwritten (as before ForeignDataError)", async () => {
+      const caught = await firstDisagreement(
+        SEED ^ 0xf0e1,
+        (env, spec) => new VirtualServer(env, { ...spec, guardMutation: 'foreign-markers-overwritten' }),
+        2_000,
+      );
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/"outcome":"foreign"|G(:since)?: redis/);
     }, 60_000);
 
     it("precise guard: INFO's uptime taken as is (no second off, over-reported)", async () => {

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest } from '../../lib/core';
+import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../lib/core';
 import type { SimContext } from './context';
 
 /** What a server needs from its surroundings: the true time (ms) and, for shuffling a paused backlog, a PRNG. */
@@ -30,10 +30,11 @@ export interface ServerSpec {
    * Negative controls only — the guard clears early: `'uptime-over-reported'` takes INFO's whole-second uptime
    * as is (no second taken off: the bug the chaos suite found); `'data-age-head-start'` counts a lost marker's
    * age from 90 % of a window before the acquire that found it missing (counting from the server's start
-   * instead is still safe: the window covers every lock written before the crash). Undefined: the
-   * scripts as shipped.
+   * instead is still safe: the window covers every lock written before the crash);
+   * `'foreign-markers-overwritten'` treats a marker holding another application's data as no marker (what
+   * the scripts did before they named it). Undefined: the scripts as shipped.
    */
-  readonly guardMutation?: 'uptime-over-reported' | 'data-age-head-start';
+  readonly guardMutation?: 'uptime-over-reported' | 'data-age-head-start' | 'foreign-markers-overwritten';
   /** Insane clocks (negative control): each restart sets its wall clock back by this many µs. */
   readonly clockStepBackUs: number;
   /**
@@ -104,7 +105,8 @@ function formatInteger(value: number): string {
  * One Redis node as the scripts in `lib/redis/scripts.ts` see it: a model of those scripts, checked against
  * them on a real redis-server by `model-vs-redis.spec.ts`. Each script method runs atomically (it is
  * synchronous), with key expiry in true time, the restart guard in either mode (precise: the uptime `INFO`
- * reports, a second taken off, and the boot marker; portable: the data-age marker) and a wall clock for
+ * reports, a second taken off, and the boot marker; portable: the data-age marker; markers holding another
+ * application's data are left alone and named, as `ForeignDataError`) and a wall clock for
  * `TIME`. Faults: crash (data — or with persistence its last writes — and subscriptions lost; commands
  * arriving meanwhile fail), restart (uptime from zero, a new run_id), pause (commands wait; on resume they run
  * with the order across connections shuffled, each connection's own order kept, as SIGCONT'd Redis does).
@@ -326,17 +328,26 @@ export class VirtualServer {
     const boot = request.guardKey;
     const since = `${request.guardKey}:since`;
     const now = Math.floor(this.micros() / 1000);
-    if (!args.noInfo && args.runId !== '') {
-      const marker = /^(\w+):(\d+)$/.exec(String(this.get(boot)?.value ?? ''));
-      if (marker && marker[1] === args.runId) {
+    if (!args.noInfo) {
+      // A boot marker of another type or form is another application's data: left alone, named (ForeignDataError).
+      const value = this.markerValue(boot);
+      const marker = /^(\w+):(\d+)$/.exec(value ?? '');
+      if (value !== undefined && !marker && !/^\w+$/.test(value) && !this.overwritesForeign) {
+        throw new ForeignDataError(this.name, boot, 'string');
+      }
+      if (marker && args.runId !== '' && marker[1] === args.runId) {
         const up = now - Number(marker[2]);
         if (up < request.guardWindow) return { outcome: 'refused', uptime: Math.max(0, up), basis: 'uptime' };
         return undefined;
       }
     }
+    const recorded = this.markerValue(since);
+    if (recorded !== undefined && !/^\d+$/.test(recorded) && !this.overwritesForeign) {
+      throw new ForeignDataError(this.name, since, 'string');
+    }
     // INFO from inside the script: readable only in precise mode, and only asked when the client did not say no.
     const info = !args.noInfo && this.spec.infoReadable;
-    let first = luaNumber(this.get(since)?.value);
+    let first = luaNumber(recorded);
     if (info) {
       const reported = this.reportedUptimeSeconds();
       const uptime =
@@ -357,6 +368,16 @@ export class VirtualServer {
       return { outcome: 'refused', uptime: Math.max(0, now - first), basis: 'data-age' };
     }
     return undefined;
+  }
+
+  private get overwritesForeign(): boolean {
+    return this.spec.guardMutation === 'foreign-markers-overwritten';
+  }
+
+  /** A restart-guard marker's string, or undefined; a sorted set there is another application's data. */
+  private markerValue(key: string): string | undefined {
+    if (this.getSet(key) && !this.overwritesForeign) throw new ForeignDataError(this.name, key, 'zset');
+    return this.get(key)?.value;
   }
 
   /** FENCE: only while the owner holds every key, raise each counter to at least the token. */
