@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-
 /** Replies only a Redis Cluster member gives to a command for a slot it does not serve (or a cluster down). */
 const CLUSTER_REPLY = /^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN|TRYAGAIN)\b/;
 
@@ -8,13 +6,21 @@ const CLUSTER_REPLY = /^(MOVED|ASK|CROSSSLOT|CLUSTERDOWN|TRYAGAIN)\b/;
  * member passed as a single address, so every lock whose key hashes to another member's slot fails. Any other
  * error is returned as it is. Only on the error path: nothing is added to a successful call.
  */
-export function explainClusterReply(client: Redis, error: unknown): unknown {
+export function explainClusterReply(
+  address: { readonly host: string; readonly port: number },
+  error: unknown,
+  client: 'ioredis' | 'node-redis' = 'ioredis',
+): unknown {
   if (!(error instanceof Error) || !CLUSTER_REPLY.test(error.message)) return error;
-  const { host = 'localhost', port = 6379 } = client.options ?? {};
+  const { host, port } = address;
+  const asCluster =
+    client === 'ioredis'
+      ? `new Cluster([{ host: '${host}', port: ${port} }]) from ioredis`
+      : `createCluster({ rootNodes: [{ url: 'redis://${host}:${port}' }] }) from redis (connected)`;
   const explained = new Error(
     `${error.message} — ${host}:${port} is a member of a Redis Cluster, given as a single address: a lock whose key ` +
-      `hashes to another member's slot fails there. Pass the cluster as one node, new Cluster([{ host: '${host}', ` +
-      `port: ${port} }]) from ioredis (its members are found from there), or use independent Redis servers.`,
+      `hashes to another member's slot fails there. Pass the cluster as one node, ${asCluster} (its members are ` +
+      'found from there), or use independent Redis servers.',
   );
   explained.name = error.name;
   return explained;

@@ -77,7 +77,9 @@ export class CommandBatcher {
 
   /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
   private explained(error: unknown): unknown {
-    return isClusterClient(this.client) ? error : explainClusterReply(this.client, error);
+    if (isClusterClient(this.client)) return error;
+    const { host = 'localhost', port = 6379 } = this.client.options ?? {};
+    return explainClusterReply({ host, port }, error);
   }
 
   /** EVAL with the full source, after the node answered NOSCRIPT. */

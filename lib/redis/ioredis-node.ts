@@ -3,7 +3,7 @@ import { CommandBatcher } from './command-batcher';
 import { isClusterClient } from './cluster-slots';
 import { quitClient } from './quit-client';
 import { waitForReady } from './readiness';
-import { ReleaseChannels } from './release-channels';
+import { ioredisChannels } from './release-channels';
 import { NodeChannels, ScanTarget, ScriptLockNode } from './script-node';
 import type { LuaScript, ScriptCall } from './scripts';
 
@@ -102,7 +102,7 @@ export class IoredisLockNode extends ScriptLockNode {
   }
 
   protected openChannels(): NodeChannels {
-    return new ReleaseChannels(this.client);
+    return ioredisChannels(this.client);
   }
 
   /** Ready, and the guard mode learnt (INFO read or found unreadable). */

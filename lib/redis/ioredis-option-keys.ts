@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { ioredis } from './ioredis-module';
 
 /**
  * Options ioredis reads that have no default (so are missing from `Redis.defaultOptions`), as of ioredis 5:
@@ -43,7 +43,7 @@ let known: ReadonlySet<string> | undefined;
  */
 export function ioredisOptionKeys(): ReadonlySet<string> {
   known ??= new Set([
-    ...Object.keys((Redis as unknown as { defaultOptions?: object }).defaultOptions ?? {}),
+    ...Object.keys((ioredis().default as unknown as { defaultOptions?: object }).defaultOptions ?? {}),
     ...WITHOUT_DEFAULTS,
   ]);
   return known;

@@ -1,17 +1,11 @@
 import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../core';
 import { isClusterClient } from './cluster-slots';
+import type { NodeChannels } from './script-node';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
 const SUBSCRIBE_TIMEOUT = 250;
 
-/**
- * The release announcements of one node (`<lock key>:released`, published by the release script), for
- * waiters. One subscriber connection per node, opened on first use and shared by every waiter of the
- * process; a channel is subscribed while somebody waits on it and unsubscribed when the last waiter leaves,
- * so the listener map never outgrows the current waiters. When the subscriber connection drops, every
- * waiter is woken so it retries on its own timer instead of waiting for a message that cannot come.
- */
 interface ClusterLike {
   options: { redisOptions?: object };
 }
@@ -19,11 +13,33 @@ interface ClusterLike {
 /** A channel's listener: `'released'` with the message published, `'lost'` when messages may have been missed. */
 type ChannelListener = (event: 'released' | 'lost', message?: string) => void;
 
-export class ReleaseChannels {
-  private subscriber: Redis | undefined;
+/** One subscriber connection as {@link ChannelHub} uses it: a client kind opens it (channels.ts's port). */
+export interface SubscriberPort {
+  /** Resolves once the server confirmed the subscription. */
+  subscribe(channels: readonly string[]): Promise<unknown>;
+  /** Best effort, never rejects. */
+  unsubscribe(channels: readonly string[]): void;
+  close(): void;
+}
+
+/** Opens a subscriber whose messages go to `deliver` and whose lost connections go to `lost`. */
+export type SubscriberFactory = (
+  deliver: (channel: string, message: string) => void,
+  lost: () => void,
+) => SubscriberPort;
+
+/**
+ * The release announcements and revocations of one node, whatever its client kind: one subscriber per node,
+ * opened on first use and shared by every waiter of the process; a channel is subscribed while somebody
+ * listens on it and unsubscribed when the last listener leaves, so the listener map never outgrows the
+ * current waiters. When the subscriber connection drops, every listener is told (`'lost'`) so waiters retry
+ * on their own timers instead of waiting for a message that cannot come.
+ */
+export class ChannelHub implements NodeChannels {
+  private subscriber: SubscriberPort | undefined;
   private readonly listeners = new Map<string, Set<ChannelListener>>();
 
-  constructor(private readonly client: Redis) {}
+  constructor(private readonly open: SubscriberFactory) {}
 
   /** Release announcements of `keys` (`<key>:released`). */
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
@@ -63,15 +79,12 @@ export class ReleaseChannels {
           idle.push(channel);
         }
       }
-      // Also while (re)connecting: the offline queue sends it after a SUBSCRIBE still queued (one that timed
-      // out under load), which would otherwise leave the channel subscribed on that connection for good.
-      if (idle.length > 0 && subscriber.status !== 'end')
-        subscriber.unsubscribe(...idle).catch(() => undefined);
+      if (idle.length > 0) subscriber.unsubscribe(idle);
     };
     if (fresh.length > 0) {
       try {
         await withTimeout(
-          subscriber.subscribe(...fresh),
+          subscriber.subscribe(fresh),
           SUBSCRIBE_TIMEOUT,
           () => new Error(`subscription not confirmed within ${SUBSCRIBE_TIMEOUT} ms`),
         );
@@ -84,41 +97,66 @@ export class ReleaseChannels {
   }
 
   close(): void {
-    if (this.subscriber && this.subscriber.status !== 'end') this.subscriber.disconnect();
+    this.subscriber?.close();
     this.subscriber = undefined;
     this.listeners.clear();
   }
 
-  private connect(): Redis {
-    if (this.subscriber) return this.subscriber;
-    // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
-    // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
-    const options = {
-      enableOfflineQueue: true,
-      lazyConnect: false,
-      disconnectTimeout: 200,
-      // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
-      // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
-      maxRetriesPerRequest: null,
-    };
-    // A Cluster's duplicate() takes its startup nodes first; announcements (PUBLISH) reach every node.
-    const subscriber = isClusterClient(this.client)
-      ? ((this.client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
-          enableOfflineQueue: true,
-          lazyConnect: false,
-          // Merged into the cluster's own redisOptions: its password, username and tls stay.
-          redisOptions: { ...(this.client as unknown as ClusterLike).options.redisOptions, ...options },
-        }) as Redis)
-      : this.client.duplicate(options);
-    subscriber.on('error', () => undefined);
-    subscriber.on('message', (channel: string, message: string) => {
-      const set = this.listeners.get(channel);
-      if (set) for (const listener of [...set]) listener('released', message);
-    });
-    subscriber.on('close', () => {
-      for (const set of this.listeners.values()) for (const listener of [...set]) listener('lost');
-    });
-    this.subscriber = subscriber;
-    return subscriber;
+  private connect(): SubscriberPort {
+    this.subscriber ??= this.open(
+      (channel, message) => {
+        const set = this.listeners.get(channel);
+        if (set) for (const listener of [...set]) listener('released', message);
+      },
+      () => {
+        for (const set of this.listeners.values()) for (const listener of [...set]) listener('lost');
+      },
+    );
+    return this.subscriber;
   }
+}
+
+/** The channels of an ioredis client (or Cluster): its own subscriber connection, a duplicate of it. */
+export function ioredisChannels(client: Redis): ChannelHub {
+  return new ChannelHub((deliver, lost) => ioredisSubscriber(client, deliver, lost));
+}
+
+function ioredisSubscriber(
+  client: Redis,
+  deliver: (channel: string, message: string) => void,
+  lost: () => void,
+): SubscriberPort {
+  // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
+  // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
+  const options = {
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    disconnectTimeout: 200,
+    // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
+    // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
+    maxRetriesPerRequest: null,
+  };
+  // A Cluster's duplicate() takes its startup nodes first; announcements (PUBLISH) reach every node.
+  const subscriber = isClusterClient(client)
+    ? ((client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
+        enableOfflineQueue: true,
+        lazyConnect: false,
+        // Merged into the cluster's own redisOptions: its password, username and tls stay.
+        redisOptions: { ...(client as unknown as ClusterLike).options.redisOptions, ...options },
+      }) as Redis)
+    : client.duplicate(options);
+  subscriber.on('error', () => undefined);
+  subscriber.on('message', deliver);
+  subscriber.on('close', lost);
+  return {
+    subscribe: (channels) => subscriber.subscribe(...channels),
+    unsubscribe: (channels) => {
+      // Also while (re)connecting: the offline queue sends it after a SUBSCRIBE still queued (one that timed
+      // out under load), which would otherwise leave the channel subscribed on that connection for good.
+      if (subscriber.status !== 'end') subscriber.unsubscribe(...channels).catch(() => undefined);
+    },
+    close: () => {
+      if (subscriber.status !== 'end') subscriber.disconnect();
+    },
+  };
 }

@@ -31,7 +31,7 @@ function networkError(message: string): Error {
   return error;
 }
 
-/** Subscriptions that are not confirmed within this many ms fail (as `ReleaseChannels` does). */
+/** Subscriptions that are not confirmed within this many ms fail (as `ChannelHub` does). */
 const SUBSCRIBE_TIMEOUT = 250;
 
 /**
