@@ -1,6 +1,7 @@
 import Redis, { Cluster, RedisOptions } from 'ioredis';
-import { InvalidArgumentError, LockNode, UnknownOptionError, describe } from '../core';
+import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
 import { ioredisOptionKeys } from './ioredis-option-keys';
+import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { IoredisLockNode, describeClient } from './ioredis-node';
 
 /**
@@ -62,6 +63,7 @@ export function resolveNodes(specs: unknown): LockNode[] {
   specs.forEach((spec: unknown, index) => {
     let node: LockNode;
     try {
+      if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) checkNodeUrl(spec, index);
       node = toNode(spec, index, owned);
     } catch (error) {
       return fail(error as InvalidArgumentError);
@@ -72,8 +74,9 @@ export function resolveNodes(specs: unknown): LockNode[] {
     if (earlier !== undefined) {
       fail(
         new InvalidArgumentError(
-          `nodes[${index}] and nodes[${earlier}] are the same node (${node.name}). Redlock needs independent ` +
-            'nodes: list each Redis server once.',
+          `nodes[${index}] and nodes[${earlier}] are the same node (${node.name}): one server would hold two ` +
+            'votes, so a lock held there and on one other node would look like a majority. Redlock needs ' +
+            'independent nodes: list each Redis server once.',
         ),
       );
     }
@@ -103,12 +106,19 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
   return ownedNode(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...options, ...OWNED_CLIENT_SAFETY }), owned);
 }
 
-/** ioredis ignores keys it does not know: `{ hots: '10.0.0.5' }` would lock on localhost instead. */
+/**
+ * ioredis ignores keys it does not know: `{ hots: '10.0.0.5' }` would lock on localhost instead. Read as every
+ * options object is (no `__proto__` key, which the merge in ioredis would follow; a getter that throws refused
+ * as such), then the address fields are checked (node-address.ts).
+ */
 function refuseUnknownKeys(options: object, index: number): void {
   const known = ioredisOptionKeys();
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new UnknownOptionError(`ioredis option in nodes[${index}]`, key, known);
-  }
+  const read = readOptions(options, {
+    name: `nodes[${index}]`,
+    option: `ioredis option in nodes[${index}]`,
+    known,
+  });
+  checkNodeOptions(read, index);
 }
 
 function ownedNode(client: Redis, owned: Redis[]): LockNode {
@@ -134,11 +144,20 @@ export function isRedisClient(value: object): value is Redis {
   return typeof candidate.evalsha === 'function' && typeof candidate.status === 'string';
 }
 
-/** Nodes at the same address are the same node, whatever the database number or the spelling of localhost. */
+/**
+ * Nodes at the same address are the same node, whatever the database number or the spelling of the host:
+ * its case, a trailing dot, or one of the loopback names. Other aliases (0.0.0.0, a DNS alias, a proxy) are
+ * recognised once connected, by the server's run_id (core/connect.ts: a warning).
+ */
 function identityOf(node: LockNode): string {
-  const name = node instanceof IoredisLockNode ? describeClient(node.client) : node.name;
-  return name.toLowerCase().replace(/^(localhost|\[::1\]|::1):/, '127.0.0.1:');
+  const name = (node instanceof IoredisLockNode ? describeClient(node.client) : node.name).toLowerCase();
+  const address = /^(\S+):(\d+)$/.exec(name);
+  if (!address) return name;
+  const host = address[1].replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return `${LOOPBACK.has(host) ? '127.0.0.1' : host}:${Number(address[2])}`;
 }
+
+const LOOPBACK: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '::1', '0:0:0:0:0:0:0:1']);
 
 /** `redis://a:6379, redis://b:6379,` → the URLs, trimmed, empty entries dropped. */
 function commaSeparated(list: string): string[] {

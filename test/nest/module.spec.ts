@@ -256,6 +256,27 @@ describe('RedlockModule (3 real nodes)', () => {
     ]);
   });
 
+  it("two entries reaching one server under other names (0.0.0.0 beside 127.0.0.1): warned through Nest's logger", async () => {
+    // The same literal address twice is refused when the module is built; an alias is known by its run_id.
+    const logger = new RecordingLogger();
+    const port = new URL(nodes.urls[0]).port;
+    await createApp({
+      imports: [
+        RedlockModule.forRoot([nodes.urls[0], `redis://0.0.0.0:${port}`, nodes.urls[1]], {
+          ...TEST_OPTIONS,
+          logger,
+        }),
+      ],
+    });
+    expect(logger.lines).toContainEqual({
+      level: 'warn',
+      context: 'Redlock',
+      message: expect.stringMatching(
+        /^nodes\[0\] \(127\.0\.0\.1:\d+\) and nodes\[1\] \(0\.0\.0\.0:\d+\) are the same Redis server \(same run_id\): it holds two votes/,
+      ),
+    });
+  });
+
   it('warns that locking will fail when no majority is reachable', async () => {
     const logger = new RecordingLogger();
     const dead = [deadNode(await freePort()), deadNode(await freePort())];
