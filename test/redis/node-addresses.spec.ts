@@ -154,7 +154,8 @@ describe('node addresses are checked at construction', () => {
       [
         'redis://127.0.0.1:7011/2',
         'redis://user:pw@[::2]:7012?connectTimeout=500',
-        { host: '10.0.0.1', port: '7013' },
+        // From an environment variable: digits, read by ioredis' parseInt.
+        { host: '10.0.0.1', port: '7013' as unknown as number },
         { host: 'fe80::1', port: 7014 },
         { path: '/tmp/redis.sock' },
         { sentinels: [{ host: '10.0.0.2', port: 26379 }], name: 'mymaster', lazyConnect: true },
