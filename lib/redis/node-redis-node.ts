@@ -214,13 +214,24 @@ function nodeRedisSubscriber(
   connected.catch(() => undefined);
   const listener = (message: string, channel: string) => deliver(channel, message);
   let closed = false;
+  // node-redis keeps the subscribed channels on the client: a SUBSCRIBE issued while the UNSUBSCRIBE of the
+  // same channel is in flight is taken as already done and then dropped with it. Wait for it first.
+  const leaving = new Map<string, Promise<unknown>>();
   return {
     subscribe: async (channels) => {
       await connected;
+      await Promise.all(channels.map((channel) => leaving.get(channel)));
       await subscriber.subscribe([...channels], listener);
     },
     unsubscribe: (channels) => {
-      if (!closed) subscriber.unsubscribe([...channels]).catch(() => undefined);
+      if (closed) return;
+      const left = subscriber.unsubscribe([...channels]).catch(() => undefined);
+      for (const channel of channels) {
+        leaving.set(channel, left);
+        void left.then(() => {
+          if (leaving.get(channel) === left) leaving.delete(channel);
+        });
+      }
     },
     close: () => {
       closed = true;

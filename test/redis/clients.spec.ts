@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import Valkey from 'iovalkey';
 import { createClient } from 'redis';
+import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../checkers/intervals';
 import { useRedisNodes } from '../support';
@@ -50,6 +51,14 @@ const nodeRedisClient = async (url: string) => {
   };
 };
 
+const nodeRedis4Client = async (url: string) => {
+  const client = createClient4({ url });
+  client.on('error', () => undefined);
+  await client.connect();
+  const spec: NodeSpec = client;
+  return { spec, ping: (): Promise<unknown> => client.ping(), close: () => void client.disconnect() };
+};
+
 function kind(
   name: string,
   perNode: (i: number) => (url: string) => ReturnType<typeof ioredisClient>,
@@ -70,6 +79,7 @@ function kind(
 const KINDS: ClientKind[] = [
   kind('ioredis', () => ioredisClient),
   kind('node-redis 5', () => nodeRedisClient),
+  kind('node-redis 4', () => nodeRedis4Client),
   kind('iovalkey', () => iovalkeyClient),
   kind(
     'a mixed fleet (ioredis, node-redis, iovalkey)',

@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import { createClient, createCluster } from 'redis';
+import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
+import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
+import { useRedisNodes } from '../support';
+import { LocalCluster, startCluster } from '../support/redis-cluster';
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const LEAST_PRIVILEGE =
+  'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +exists +zadd +zrange ' +
+  '+zremrangebyscore +zscore +zrem +publish +time +type +zcard +scan +ping +subscribe +unsubscribe +quit';
+
+/** What only node-redis clients need beyond the parametrised suite (test/redis/clients.spec.ts). */
+describe('node-redis clients (3 real nodes)', () => {
+  const nodes = useRedisNodes(3, { afterEach: closeApps });
+  const clients: ReturnType<typeof createClient>[] = [];
+  const connected = async (url: string) => {
+    const client = createClient({ url });
+    client.on('error', () => undefined);
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+  afterEach(() => clients.splice(0).forEach((client) => void client.destroy()));
+
+  it('as a least-privilege ACL user (INFO denied): the restart guard runs in its portable mode', async () => {
+    for (const node of nodes.nodes) {
+      const admin = node.redis();
+      await admin.call('ACL', 'SETUSER', 'locker', 'reset', ...LEAST_PRIVILEGE.split(' '));
+      admin.disconnect();
+    }
+    const urls = nodes.urls.map((url) => url.replace('redis://', 'redis://locker:lockpass@'));
+    const redlock = new Redlock(await Promise.all(urls.map(connected)), {
+      logger: false,
+      ttl: 1_000,
+      restartGuard: 1_000,
+    });
+    try {
+      const states = await redlock.connect(2_000);
+      expect(states.map((state) => [state.ready, state.guardMode])).toEqual(
+        urls.map(() => [true, 'data-age']),
+      );
+      await delay(1_100); // the portable guard's window over fresh data
+      const lock = await redlock.acquire('acl:nr', { fencing: true, wait: 2_000 });
+      expect(lock.fencingToken).toBeGreaterThan(0);
+      await lock.release();
+    } finally {
+      await redlock.quit();
+    }
+  });
+
+  it('@Locked in a Nest app whose nodes are node-redis clients', async () => {
+    const running: string[] = [];
+    let overlaps = 0;
+    @Injectable()
+    class Payments {
+      @Locked('pay:<0>', { wait: 10_000 })
+      async pay(id: string) {
+        if (running.includes(id)) overlaps++;
+        running.push(id);
+        await delay(20);
+        running.splice(running.indexOf(id), 1);
+      }
+    }
+    const specs = await Promise.all(nodes.urls.map(connected));
+    const apps = await Promise.all(
+      [0, 1].map(() =>
+        createApp({
+          imports: [RedlockModule.forRoot(specs, { ...TEST_OPTIONS, wait: 10_000 })],
+          providers: [Payments],
+        }),
+      ),
+    );
+    await Promise.all(apps.flatMap((app) => [0, 1, 2, 3].map(() => app.get(Payments).pay('order-1'))));
+    expect(overlaps).toBe(0);
+    await closeApps();
+    // The module never closes clients it did not create.
+    expect(await Promise.all(specs.map((client) => client.ping()))).toEqual(['PONG', 'PONG', 'PONG']);
+  });
+
+  it('an object that is no client the library knows is refused, saying what a node may be', () => {
+    class GlideClient {
+      customCommand() {
+        return Promise.resolve();
+      }
+    }
+    let caught: unknown;
+    try {
+      new Redlock([new GlideClient() as never, nodes.urls[1], nodes.urls[2]], { logger: false });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidArgumentError);
+    expect(String(caught)).toMatch(/nodes\[0\] is a GlideClient/);
+    expect(String(caught)).toMatch(/node-redis client or cluster/);
+  });
+
+  it('a client that is not connected yet is connected by connect(); commands are never queued for a replay', async () => {
+    const client = createClient({ url: nodes.urls[0] });
+    client.on('error', () => undefined);
+    clients.push(client);
+    const others = await Promise.all(nodes.urls.slice(1).map(connected));
+    const redlock = new Redlock([client, ...others], { logger: false, restartGuard: false });
+    try {
+      await redlock.connect(2_000);
+      expect(client.isReady).toBe(true);
+      await nodes.nodes[0].kill();
+      for (let i = 0; i < 100 && client.isReady; i++) await delay(10); // the client saw the connection go
+      // While the client reconnects, calls to that node fail at once instead of waiting in its offline queue.
+      const failed: string[] = [];
+      redlock.on('node-error', ({ node, error }) => failed.push(`${node} ${error.name}`));
+      const lock = await redlock.acquire('nr:down', { ttl: 5_000 });
+      expect(failed.join()).toMatch(new RegExp(`:${nodes.nodes[0].port} NodeRedisNotConnectedError`));
+      await lock.release();
+      await nodes.nodes[0].start();
+      await delay(300);
+      const admin = nodes.nodes[0].redis();
+      expect(await admin.get('redlock:{nr:down}')).toBeNull(); // nothing replayed onto the restarted server
+      admin.disconnect();
+    } finally {
+      await redlock.quit();
+    }
+  });
+});
+
+describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
+  let cluster: LocalCluster;
+  jest.setTimeout(60_000);
+  beforeAll(async () => {
+    cluster = await startCluster(3);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('locks, renews in batches per slot, inspects, lists and revokes across every primary', async () => {
+    const client = createCluster({
+      rootNodes: cluster.startup.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    const redlock = new Redlock([client], { logger: false, restartGuard: false });
+    const errors: string[] = [];
+    redlock.on('node-error', ({ error }) => errors.push(error.message));
+    const locks: Lock[] = [];
+    try {
+      for (let i = 0; i < 30; i++)
+        locks.push(await redlock.acquire(`nrc:${i}`, { ttl: 400, fencing: i % 2 === 0 }));
+      const stops = locks.map((lock) => redlock.keepAlive(lock));
+      await delay(700);
+      stops.forEach((stop) => stop());
+      expect(locks.filter((lock) => lock.signal.aborted)).toEqual([]);
+      expect((await redlock.inspect('nrc:3')).state).toBe('held');
+      expect((await redlock.holders({ prefix: 'nrc:' })).length).toBe(30);
+      await redlock.revoke('nrc:4', { reason: 'test' });
+      expect((await redlock.inspect('nrc:4')).state).toBe('free');
+      expect(errors).toEqual([]);
+    } finally {
+      await Promise.all(locks.map((lock) => redlock.release(lock)));
+      await redlock.quit();
+      await client.close();
+    }
+  });
+});
