@@ -163,6 +163,92 @@ main().catch((error) => {
 });
 `;
 
+/** The app's own dependencies when it uses node-redis only: no ioredis anywhere it can resolve. */
+const NODE_REDIS_DEPENDENCIES = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/schedule',
+  'redis',
+  'reflect-metadata',
+  'rxjs',
+];
+
+/** An app whose only Redis client is node-redis: @Locked, a guarded @Cron tick on two instances, no ioredis. */
+const NODE_REDIS_MAIN_JS = `
+require('reflect-metadata');
+const { Injectable, Module } = require('@nestjs/common');
+const { NestFactory } = require('@nestjs/core');
+const { Cron, ScheduleModule } = require('@nestjs/schedule');
+const { createClient } = require('redis');
+const { Locked, RedlockModule } = require('nestjs-redlock');
+
+const urls = (process.env.PACKED_REDIS_URLS ?? '').split(',');
+const ticks = [];
+
+function decorate(target, name, decorators) {
+  const descriptor = Object.getOwnPropertyDescriptor(target.prototype, name);
+  const result = decorators.reduceRight((d, decorator) => decorator(target.prototype, name, d) ?? d, descriptor);
+  Object.defineProperty(target.prototype, name, result);
+}
+
+class Jobs {
+  async pay(id) {
+    return 'paid ' + id;
+  }
+  async tick() {
+    ticks.push(Math.floor(Date.now() / 1000));
+  }
+}
+decorate(Jobs, 'pay', [Locked('order:<0>')]);
+decorate(Jobs, 'tick', [Cron('* * * * * *'), Locked('report:tick')]);
+Injectable()(Jobs);
+
+async function app(clients) {
+  class AppModule {}
+  Module({
+    imports: [ScheduleModule.forRoot(), RedlockModule.forRoot(clients, { restartGuard: false, logger: false })],
+    providers: [Jobs],
+  })(AppModule);
+  const instance = await NestFactory.createApplicationContext(AppModule, { logger: false });
+  await instance.init();
+  return instance;
+}
+
+async function main() {
+  const result = {};
+  try {
+    require.resolve('ioredis');
+    result.ioredis = 'resolvable';
+  } catch {
+    result.ioredis = 'absent';
+  }
+  const clientsOf = () =>
+    Promise.all(
+      urls.map(async (url) => {
+        const client = createClient({ url });
+        client.on('error', () => undefined);
+        await client.connect();
+        return client;
+      }),
+    );
+  const sets = [await clientsOf(), await clientsOf()];
+  const apps = [await app(sets[0]), await app(sets[1])];
+  result.paid = await apps[0].get(Jobs).pay('7');
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  await Promise.all(apps.map((a) => a.close()));
+  const perSecond = {};
+  for (const second of ticks) perSecond[second] = (perSecond[second] ?? 0) + 1;
+  result.ticks = Object.values(perSecond);
+  for (const clients of sets) for (const client of clients) client.destroy();
+  console.log('PACKED_RESULT ' + JSON.stringify(result));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
+
 /** The app's sources and the installed package (other packages' d.ts are not ours). */
 const isOurs = (file: string) => file.startsWith('src/') || file.includes('node_modules/nestjs-redlock/');
 /** tsc error lines about our files. */
@@ -311,5 +397,30 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     expect(result.locked.resources).toEqual(['packed:job:7']);
     expect(result.locked.values).toEqual(Array(3).fill(result.locked.owner));
     expect(result.lockedAfter).toEqual([null, null, null]);
+  }, 60_000);
+
+  it('locks in an app that has only node-redis installed (no ioredis): @Locked, and a @Cron tick runs once across two instances', () => {
+    const redisOnly = path.join(work, 'node-redis-app');
+    installInto(redisOnly, tarball, NODE_REDIS_DEPENDENCIES);
+    fs.writeFileSync(
+      path.join(redisOnly, 'package.json'),
+      JSON.stringify({ name: 'node-redis-app', private: true }),
+    );
+    fs.writeFileSync(path.join(redisOnly, 'main.js'), NODE_REDIS_MAIN_JS);
+    const urls = nodes!.urls.join(',');
+    const output = execFileSync(process.execPath, ['main.js'], {
+      cwd: redisOnly,
+      encoding: 'utf8',
+      env: { ...process.env, PACKED_REDIS_URLS: urls, NODE_OPTIONS: '', NODE_PATH: '' },
+      timeout: 30_000,
+    });
+    const line = output.split('\n').find((l) => l.startsWith('PACKED_RESULT '));
+    expect(line).toBeDefined();
+    const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
+    expect(result.ioredis).toBe('absent');
+    expect(result.paid).toBe('paid 7');
+    // About three ticks in 3.5 s, each run by one of the two instances only.
+    expect(result.ticks.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...result.ticks)).toBe(1);
   }, 60_000);
 });
