@@ -1,15 +1,39 @@
-import Redis, { Cluster, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
+import { ioredis } from './ioredis-module';
 import { ioredisOptionKeys } from './ioredis-option-keys';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { IoredisLockNode, describeClient } from './ioredis-node';
+import {
+  NodeRedisClientLike,
+  NodeRedisClusterLike,
+  NodeRedisLockNode,
+  isNodeRedisClient,
+} from './node-redis-node';
 
 /**
- * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis
- * client or `Cluster` (a whole Redis Cluster as one node; never closed by the library), or any
- * {@link LockNode}.
+ * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis (or
+ * iovalkey) client or `Cluster` (a whole Redis Cluster as one node), a node-redis client from `createClient()`
+ * or cluster from `createCluster()` (package `redis` 4 or 5), or any {@link LockNode}. Clients passed in are
+ * never closed by the library.
  */
-export type NodeSpec = string | RedisOptions | Redis | Cluster | LockNode;
+export type NodeSpec =
+  | string
+  | RedisOptions
+  | Redis
+  | Cluster
+  | IoredisCompatibleClient
+  | NodeRedisClientLike
+  | NodeRedisClusterLike
+  | LockNode;
+
+/** A client with ioredis' API from another package (iovalkey's `Redis` or `Cluster`): used as ioredis is. */
+export interface IoredisCompatibleClient {
+  readonly status: string;
+  evalsha(...args: never[]): Promise<unknown>;
+  duplicate(...args: never[]): unknown;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+}
 
 /**
  * Settings forced on the clients the library creates. A command sent while a node is down must fail, not
@@ -92,6 +116,7 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
         `nodes[${index}] must be a redis:// or rediss:// URL, got ${JSON.stringify(spec)}.`,
       );
     }
+    const { default: Redis } = ioredis();
     return ownedNode(new Redis(spec, { ...OWNED_CLIENT_DEFAULTS, ...OWNED_CLIENT_SAFETY }), owned);
   }
   if (spec === null || typeof spec !== 'object') {
@@ -100,10 +125,29 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
     );
   }
   if (isLockNode(spec)) return spec;
+  if (isNodeRedisClient(spec)) return new NodeRedisLockNode(spec);
   if (isRedisClient(spec)) return new IoredisLockNode(spec);
+  refuseClientLike(spec, index);
   const options = spec as RedisOptions;
   refuseUnknownKeys(options, index);
+  const { default: Redis } = ioredis();
   return ownedNode(new Redis({ ...OWNED_CLIENT_DEFAULTS, ...options, ...OWNED_CLIENT_SAFETY }), owned);
+}
+
+/**
+ * An object that looks like a client of some kind but is none the library knows (a GLIDE client, a client
+ * pool, a wrapper): refused with what a node may be, instead of being read as ioredis options.
+ */
+function refuseClientLike(spec: object, index: number): void {
+  const looksLikeClient =
+    Object.getPrototypeOf(spec) !== Object.prototype && Object.getPrototypeOf(spec) !== null;
+  if (!looksLikeClient) return;
+  const kind = (spec as { constructor?: { name?: string } }).constructor?.name ?? 'object';
+  throw new InvalidArgumentError(
+    `nodes[${index}] is a ${kind}, which is not a client this library can lock on. A node may be a ` +
+      'redis:// URL, ioredis options, an ioredis or iovalkey client or Cluster, a node-redis client or cluster ' +
+      "(createClient() / createCluster() from 'redis'), or an object implementing LockNode.",
+  );
 }
 
 /**
