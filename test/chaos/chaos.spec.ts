@@ -13,7 +13,14 @@ import { reportProgress } from '../support';
 import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
 import { ChaosCluster, PhaseRun } from './cluster';
 import { GuardAttempt, restartUnderHolder } from './guard-scenario';
-import { VALIDITY_CONTROL, guardOffPhase, mainPhase, portablePhase, validityOffPhase } from './phases';
+import {
+  VALIDITY_CONTROL,
+  guardOffPhase,
+  mainPhase,
+  mixedPhase,
+  portablePhase,
+  validityOffPhase,
+} from './phases';
 import { ClientPhase, NO_INFO_USER } from './protocol';
 import { Random, runSeed } from './random';
 import { chaosProfile, describeOverlaps, phaseLine, safetyViolations, saveLog, violations } from './report';
@@ -228,6 +235,44 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       expect(markers.length).toBeGreaterThan(0);
       expect(markers.map((marker) => marker.boot)).toEqual(markers.map(() => 0));
       expect(markers.filter((marker) => marker.since === 1).length).toBeGreaterThan(0);
+      for (let client = 0; client < CLIENTS; client++) {
+        expect(analysis.sections.filter((s) => s.client === client).length).toBeGreaterThan(0);
+      }
+    },
+    profile.portableMs + 60_000,
+  );
+
+  it(
+    'main run over a mixed fleet (node i through ioredis, node-redis or iovalkey): no overlap, no stale token',
+    async () => {
+      const c = cluster!;
+      progress.phase(`mixed-fleet run, ${profile.portableMs / 1000} s of faults`, sections);
+      const phase = mixedPhase(seed ^ 0x31c);
+      await c.waitForUptime(Math.ceil(phase.ttl / 1000) + 1);
+      const { run, analysis } = await faultWindowsPhase(
+        c,
+        phase,
+        new Random(seed ^ 0x31c),
+        profile.portableMs,
+      );
+      expect(analysis.clientLogs).toEqual([]);
+      expect({
+        overlaps: describeOverlaps(analysis.overlaps, run.events),
+        overAdmissions: analysis.overAdmissions,
+        staleTokens: analysis.staleTokens,
+        rejectedFencedWrites: run.rejections,
+        expiredGrants: analysis.expiredGrants,
+        acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
+      }).toEqual({
+        overlaps: '',
+        overAdmissions: [],
+        staleTokens: [],
+        rejectedFencedWrites: [],
+        expiredGrants: [],
+        acquiredWithoutQuorum: [],
+      });
+      // Not vacuous: faults were injected and every client held locks through the mixed quorum.
+      expect(analysis.faults).toBeGreaterThan(0);
       for (let client = 0; client < CLIENTS; client++) {
         expect(analysis.sections.filter((s) => s.client === client).length).toBeGreaterThan(0);
       }

@@ -9,7 +9,9 @@ import { performance } from 'node:perf_hooks';
 // The core and its ioredis layer, not lib/index.ts: the Nest layer (@nestjs/*, rxjs) would cost each of the six
 // client processes about 0.2 s of CPU to load, for nothing.
 import { Lock, NodeVote } from '../../lib/core';
-import { Redlock } from '../../lib/redis';
+import { NodeSpec, Redlock } from '../../lib/redis';
+import Valkey from 'iovalkey';
+import { createClient } from 'redis';
 import { ClientMessage, ClientPhase, ClientStats, LoopStyle, NO_INFO_USER, ParentMessage } from './protocol';
 import { Random } from './random';
 import { resubscribeScenario } from './resubscribe-scenario';
@@ -255,10 +257,41 @@ function watchLag(threshold: number): void {
 
 let proceed: (() => void) | undefined;
 
-async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
+/** Node i as the phase reaches it: a URL (the library's ioredis client), or an application's client. */
+async function nodesOf(phase: ClientPhase): Promise<{ specs: NodeSpec[]; close: () => void }> {
   const { name, password } = NO_INFO_USER;
+  if (phase.portableGuard)
+    return {
+      specs: urls.map((url) => url.replace('redis://', `redis://${name}:${password}@`)),
+      close: () => undefined,
+    };
+  if (!phase.mixedClients) return { specs: [...urls], close: () => undefined };
+  const closers: (() => void)[] = [];
+  const specs = await Promise.all(
+    urls.map(async (url, i): Promise<NodeSpec> => {
+      if (i % 3 === 1) {
+        const client = createClient({ url });
+        client.on('error', () => undefined);
+        closers.push(() => void client.destroy());
+        // Connected by redlock.connect(); the proxies in front may be cut or slow at this moment.
+        return client;
+      }
+      if (i % 3 === 2) {
+        const client = new Valkey(url, { lazyConnect: true });
+        client.on('error', () => undefined);
+        closers.push(() => client.disconnect());
+        return client;
+      }
+      return url;
+    }),
+  );
+  return { specs, close: () => closers.forEach((close) => close()) };
+}
+
+async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
+  const nodes = await nodesOf(phase);
   const redlock = new Redlock(
-    phase.portableGuard ? urls.map((url) => url.replace('redis://', `redis://${name}:${password}@`)) : urls,
+    nodes.specs,
     {
       ttl: phase.ttl,
       fencing: true,
@@ -277,6 +310,7 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
     await loop.run();
   } finally {
     await redlock.quit(500);
+    nodes.close();
     const stats: ClientStats = { ...loop.stats, ...redlock.stats, guardModes };
     send({ type: 'stopped', client, stats });
   }

@@ -49,6 +49,11 @@ export function portablePhase(seed: number): ClientPhase {
   return { ...mainPhase(seed), name: 'main-portable', portableGuard: true };
 }
 
+/** The main run again over a mixed fleet of client kinds (ioredis, node-redis, iovalkey) in one quorum. */
+export function mixedPhase(seed: number): ClientPhase {
+  return { ...mainPhase(seed), name: 'main-mixed', mixedClients: true };
+}
+
 /**
  * Negative control 1: the restart guard off, everything else as safe as in the main run. Long sections on
  * two hot resources and clients that poll, so someone is always ready to take a lock the moment a majority

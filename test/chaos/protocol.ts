@@ -38,6 +38,11 @@ export interface ClientPhase {
    * portable mode (the data-age marker), as on a managed Redis that denies INFO.
    */
   readonly portableGuard?: boolean;
+  /**
+   * A mixed fleet: node i is reached through the library's own ioredis client (i % 3 = 0), a node-redis client
+   * (1) or an iovalkey client (2), all created by the client process with their default settings.
+   */
+  readonly mixedClients?: boolean;
   /** Read-write locks: the chance that an iteration on a resource that is not a semaphore is a read. */
   readonly readShare?: number;
   /** Resources that are counting semaphores, with their number of permits. */
