@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import { RedisNodes, startRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
 
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * `npm run dev:redis` (scripts/dev-redis.ts), run as package.json says, and the package's own command,
  * `nestjs-redlock dev-redis` (lib/cli, the `bin` of package.json): each prints the forRoot line with the
@@ -205,6 +207,8 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
   it('restart <n> on stdin restarts that node empty on its port (new run_id, no data); the others keep theirs', async () => {
     started = start(process.execPath, [build.entry, 'dev-redis', '--port', '0'], 'pipe');
     const urls = await forRootUrls(started);
+    // The commands line follows the environment line; on a loaded machine it may arrive a little later.
+    for (let i = 0; i < 100 && !started.output().includes('restart <n>, r <n>'); i++) await delay(50);
     expect(started.output()).toContain('restart <n>, r <n>');
     const before = await Promise.all(
       urls.map((url) =>

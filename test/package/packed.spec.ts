@@ -304,9 +304,13 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
     expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     expect(manifest.scripts.prepack).toBe('npm run build');
+    // Every Redis client is optional: an app needs the one it uses (ioredis for URLs the library connects).
     expect(manifest.peerDependenciesMeta).toEqual({
       '@nestjs/schedule': { optional: true },
       '@opentelemetry/api': { optional: true },
+      ioredis: { optional: true },
+      iovalkey: { optional: true },
+      redis: { optional: true },
     });
     expect(manifest.dependencies).toBeUndefined();
     // The bin (`npx nestjs-redlock dev-redis`) ships, and runs from the installed copy.
