@@ -75,6 +75,7 @@ describe('the public API', () => {
       'AcquireAbortedError',
       'DEFAULT_MODULE_OPTIONS',
       'DEFAULT_OPTIONS',
+      'ForeignDataError',
       'InvalidArgumentError',
       'InvalidLockKeyError',
       'Lock',
