@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { formatResources } from './core';
+import { describe, formatResources, textHint } from './core';
 
 /** `"a"` or `["a","b"]`. */
 const resourcesOf = (resources: readonly string[]): string => formatResources(resources);
@@ -46,7 +46,10 @@ export function badModuleOptions(problem: string): string {
 }
 
 export function badBusyFilter(value: unknown): string {
-  return `busyFilter must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+  return (
+    `busyFilter must be true or false, got ${describe(value)}.${textHint(value, 'boolean')} Default: true ` +
+    '(a busy lock on an HTTP route answers 409 Conflict).'
+  );
 }
 
 export function importedTwice(): string {

@@ -1,4 +1,4 @@
-import { Logger, LoggerService } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import {
   InvalidArgumentError,
   OptionsKind,
@@ -101,14 +101,24 @@ function logSinkOf(logger: unknown): LogSink | undefined {
     const nest = new Logger(LOGGER_CONTEXT);
     return { warn: (message) => nest.warn(message), debug: (message) => nest.debug(message) };
   }
-  const custom = logger as Partial<LoggerService>;
-  if (logger === null || typeof logger !== 'object' || typeof custom.warn !== 'function') {
-    throw invalid(`logger must be false or a Nest LoggerService, got ${describe(logger)}.`);
+  const refuse = (got: string) =>
+    invalid(
+      `logger must be false or a Nest LoggerService (an object with warn(message, context)), got ${got}. ` +
+        "Leave it out for Nest's Logger (context 'Redlock'), or pass false for silence.",
+    );
+  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
+  // Read once, called on the logger given: a getter or Proxy trap that throws is refused here, not at a warning.
+  let warn: unknown;
+  let debug: unknown;
+  try {
+    ({ warn, debug } = logger as Record<string, unknown>);
+  } catch (error) {
+    throw refuse(`an object whose warn or debug could not be read (${String(error)})`);
   }
-  return {
-    warn: (message) => custom.warn!(message, LOGGER_CONTEXT),
-    debug: (message) => custom.debug?.(message, LOGGER_CONTEXT),
-  };
+  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
+  const call = (method: unknown) => (message: string) =>
+    typeof method === 'function' ? void Reflect.apply(method, logger, [message, LOGGER_CONTEXT]) : undefined;
+  return { warn: call(warn), debug: call(debug) };
 }
 
 function milliseconds(value: unknown, name: string, fallback: number, min: number): number {

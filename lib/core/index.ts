@@ -58,7 +58,7 @@ export {
   ForeignDataError,
 } from './errors';
 export type { NodeVote } from './errors';
-export { describe, formatResources } from './messages';
+export { describe, formatResources, textHint } from './messages';
 export { MAX_DURATION, durationProblem, validateDuration } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './health';

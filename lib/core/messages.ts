@@ -29,6 +29,21 @@ export function describe(value: unknown): string {
 
 const TIMER_LIMIT = '2147483647 ms (about 24.8 days), the longest delay a Node timer can wait';
 
+/**
+ * For a value of the wrong type that is text looking like the right one — what configuration (environment
+ * variables, query strings) gives: how to convert it. Empty otherwise.
+ */
+export function textHint(value: unknown, expected: 'number' | 'boolean'): string {
+  if (typeof value !== 'string') return '';
+  if (expected === 'number' && value.trim() !== '' && Number.isFinite(Number(value))) {
+    return ' It is text that looks like a number (configuration values arrive as strings): convert it with Number().';
+  }
+  if (expected === 'boolean' && /^(true|false)$/i.test(value.trim())) {
+    return " It is text (configuration values arrive as strings): convert it, e.g. value === 'true'.";
+  }
+  return '';
+}
+
 /** A duration that is not a whole number of ms ≥ `min` (or, where allowed, Infinity). */
 export function durationInvalid(name: string, min: number, infinite: boolean, value: unknown): string {
   const range = infinite
@@ -41,7 +56,8 @@ export function durationInvalid(name: string, min: number, infinite: boolean, va
   return (
     `${name} must be ${range}${infinite ? ' or Infinity' : ''}, got ${describe(value)}` +
     `${min === 0 && infinite ? ' (0 = a single attempt, Infinity = no limit)' : ''}.` +
-    (fraction ? ` Fractions are refused, not rounded: pass Math.ceil(${value}).` : '')
+    (fraction ? ` Fractions are refused, not rounded: pass Math.ceil(${value}).` : '') +
+    textHint(value, 'number')
   );
 }
 

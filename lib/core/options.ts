@@ -1,8 +1,10 @@
 import { hostname } from 'node:os';
-import { MAX_TTL, durationProblem, validateDuration } from './durations';
 import { InvalidArgumentError } from './errors';
-import { describe, emptyHashTagPrefix, unreadableLogger } from './messages';
 import { readOptions } from './option-object';
+import { MAX_OWNER_LABEL } from './option-rules';
+import * as rules from './option-rules';
+
+export { MAX_OWNER_LABEL, MAX_PERMITS, validateBoolean, validateTtl } from './option-rules';
 
 /** Receives the core's few log lines. Pass `false` as `logger` to silence them. */
 export interface RedlockLogger {
@@ -114,9 +116,6 @@ export type ResolvedOptions = Readonly<Required<Omit<RedlockOptions, 'logger'>>>
   readonly logger: RedlockLogger | undefined;
 };
 
-/** The longest owner label: it is written with every lock, on every node. */
-export const MAX_OWNER_LABEL = 100;
-
 /** The defaults, documented once. */
 export const DEFAULT_OPTIONS = Object.freeze({
   ttl: 10_000,
@@ -137,45 +136,24 @@ const consoleLogger: RedlockLogger = { warn: (message) => console.warn(`[redlock
 
 /** Applies the defaults and validates; throws {@link InvalidArgumentError} naming the option and the fix. */
 export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
-  const { logger: givenLogger, ...given } = readOptions(options, REDLOCK_OPTIONS);
+  const { logger, ...given } = readOptions(options, REDLOCK_OPTIONS);
   const resolved: Record<keyof typeof DEFAULT_OPTIONS, unknown> = { ...DEFAULT_OPTIONS, ...given };
   const { ttl, driftFactor, nodeTimeout, wait, retryDelay, maxRetryDelay } = resolved;
   const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner } = resolved;
-  validateTtl(ttl, 'ttl');
-  if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 0.5)) {
-    throw new InvalidArgumentError(
-      `driftFactor must be a number in [0, 0.5), got ${describe(driftFactor)}. The usual value is 0.01.`,
-    );
-  }
-  validateDuration(nodeTimeout, 'nodeTimeout', 1);
-  validateDuration(wait, 'wait', 0, true);
-  validateDuration(retryDelay, 'retryDelay', 0);
-  validateDuration(maxRetryDelay, 'maxRetryDelay', 0);
-  if (maxRetryDelay < retryDelay) {
-    throw new InvalidArgumentError(
-      `maxRetryDelay (${maxRetryDelay}) must not be smaller than retryDelay (${retryDelay}).`,
-    );
-  }
-  validateBoolean(fencing, 'fencing');
-  validateBoolean(autoExtend, 'autoExtend');
-  validateOnLockLost(onLockLost);
-  if (
-    typeof restartGuard !== 'boolean' &&
-    !(typeof restartGuard === 'number' && Number.isSafeInteger(restartGuard) && restartGuard >= 0)
-  ) {
-    throw new InvalidArgumentError(
-      `restartGuard must be true, false, or a window in whole milliseconds ≥ 0, got ${describe(restartGuard)}.`,
-    );
-  }
-  if (typeof restartGuard === 'number') validateDuration(restartGuard, 'restartGuard', 0);
-  if (typeof keyPrefix !== 'string') {
-    throw new InvalidArgumentError(`keyPrefix must be a string, got ${describe(keyPrefix)}.`);
-  }
-  const brace = keyPrefix.indexOf('{');
-  if (brace >= 0 && keyPrefix[brace + 1] === '}') {
-    throw new InvalidArgumentError(emptyHashTagPrefix(keyPrefix));
-  }
-  validateOwnerLabel(owner);
+  const defaults = DEFAULT_OPTIONS;
+  rules.validateTtl(ttl, 'ttl');
+  rules.validateDriftFactor(driftFactor);
+  rules.validateDurationOption(nodeTimeout, 'nodeTimeout', 1, defaults.nodeTimeout);
+  rules.validateDurationOption(wait, 'wait', 0, defaults.wait, true);
+  rules.validateDurationOption(retryDelay, 'retryDelay', 0, defaults.retryDelay);
+  rules.validateDurationOption(maxRetryDelay, 'maxRetryDelay', 0, defaults.maxRetryDelay);
+  rules.validateRetryDelays(retryDelay, maxRetryDelay);
+  rules.validateBoolean(fencing, 'fencing', defaults.fencing);
+  rules.validateBoolean(autoExtend, 'autoExtend', defaults.autoExtend);
+  rules.validateOnLockLost(onLockLost, defaults.onLockLost);
+  rules.validateRestartGuard(restartGuard);
+  rules.validateKeyPrefix(keyPrefix);
+  rules.validateOwnerLabel(owner);
   return Object.freeze({
     ttl,
     driftFactor,
@@ -189,41 +167,8 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     restartGuard,
     keyPrefix,
     owner,
-    logger: loggerOf(givenLogger),
+    logger: rules.loggerOf(logger, consoleLogger),
   });
-}
-
-/**
- * The logger, its methods read once (a getter or Proxy trap that throws is refused here, not at the first
- * warning) and called on the object given, as `this`.
- */
-function loggerOf(logger: unknown): RedlockLogger | undefined {
-  if (logger === false) return undefined;
-  if (logger === undefined) return consoleLogger;
-  const refuse = (got: string) =>
-    new InvalidArgumentError(
-      `logger must be false or an object with a warn(message) method (and optionally debug(message)), got ${got}. ` +
-        'Leave it out for console.warn.',
-    );
-  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
-  let warn: unknown;
-  let debug: unknown;
-  try {
-    ({ warn, debug } = logger as Record<string, unknown>);
-  } catch (error) {
-    throw new InvalidArgumentError(unreadableLogger(error));
-  }
-  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
-  if (debug !== undefined && typeof debug !== 'function') {
-    throw refuse(`an object whose debug is ${describe(debug)}`);
-  }
-  return {
-    warn: (message) => void Reflect.apply(warn as RedlockLogger['warn'], logger, [message]),
-    debug:
-      debug === undefined
-        ? undefined
-        : (message) => void Reflect.apply(debug as RedlockLogger['warn'], logger, [message]),
-  };
 }
 
 /** Validates per-call options against the instance's and returns the effective settings of the call. */
@@ -243,33 +188,18 @@ export function resolveCallOptions(
   const fencing = or(given.fencing, defaults.fencing);
   const autoExtend = or(given.autoExtend, defaults.autoExtend);
   const onLockLost = or(given.onLockLost, defaults.onLockLost);
-  validateTtl(ttl, 'ttl');
-  validateDuration(wait, 'wait', 0, true);
-  validateBoolean(fencing, 'fencing');
-  validateBoolean(autoExtend, 'autoExtend');
-  validateOnLockLost(onLockLost);
+  // Left out, a call's setting is the instance's: that is the fix each message names.
+  rules.validateTtl(ttl, 'ttl');
+  rules.validateDurationOption(wait, 'wait', 0, defaults.wait, true);
+  rules.validateBoolean(fencing, 'fencing', defaults.fencing);
+  rules.validateBoolean(autoExtend, 'autoExtend', defaults.autoExtend);
+  rules.validateOnLockLost(onLockLost, defaults.onLockLost);
   const permits = given.permits;
-  if (
-    permits !== undefined &&
-    !(typeof permits === 'number' && Number.isSafeInteger(permits) && permits >= 1 && permits <= MAX_PERMITS)
-  ) {
-    throw new InvalidArgumentError(
-      `permits must be a whole number from 1 to ${MAX_PERMITS} (at most that many holders at once), got ${describe(permits)}.`,
-    );
-  }
+  rules.validatePermits(permits);
   const mode = or(given.mode, 'write');
-  if (mode !== 'read' && mode !== 'write') {
-    throw new InvalidArgumentError(`mode must be 'read' or 'write', got ${describe(mode)}.`);
-  }
-  if (mode === 'read' && permits !== undefined) {
-    throw new InvalidArgumentError(
-      `mode: 'read' and permits cannot be combined: a semaphore's permits are exclusive locks. Use one or the other.`,
-    );
-  }
+  rules.validateMode(mode, permits);
   const signal = given.signal;
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    throw new InvalidArgumentError(`signal must be an AbortSignal, got ${describe(signal)}.`);
-  }
+  rules.validateSignal(signal);
   return {
     ttl,
     wait,
@@ -286,22 +216,6 @@ export function resolveCallOptions(
 const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
- * A real AbortSignal: `instanceof` alone passes a Proxy around one (or an object made from its prototype),
- * whose `aborted` then throws inside the library; the getter's own brand check tells them apart.
- */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  if (!(value instanceof AbortSignal)) return false;
-  try {
-    ABORTED_GETTER.call(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const ABORTED_GETTER = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
-
-/**
  * The restart-guard window for a call with `ttl`: 0 when the guard is off, otherwise the largest of the
  * configured window, the instance's ttl and the call's ttl.
  */
@@ -310,35 +224,9 @@ export function guardWindowOf(options: ResolvedOptions, ttl: number): number {
   return guard === false ? 0 : Math.max(guard === true ? 0 : guard, options.ttl, ttl);
 }
 
-/** ttl: a positive whole number of ms, long enough to leave some validity after the drift allowance. */
-export function validateTtl(value: unknown, name: string): asserts value is number {
-  const problem = durationProblem(value, name, 1, false, MAX_TTL);
-  if (problem !== undefined) throw new InvalidArgumentError(`${problem} Example: ${name}: 10000.`);
-  if ((value as number) < 10) {
-    throw new InvalidArgumentError(
-      `${name} of ${value as number} ms is too short to leave any validity after the drift allowance; use at least 10 ms.`,
-    );
-  }
-}
-
-/** A boolean option, named in the error. */
-export function validateBoolean(value: unknown, name: string): asserts value is boolean {
-  if (typeof value !== 'boolean')
-    throw new InvalidArgumentError(`${name} must be true or false, got ${describe(value)}.`);
-}
-
-function validateOnLockLost(value: unknown): asserts value is 'throw' | 'warn' {
-  if (value !== 'throw' && value !== 'warn') {
-    throw new InvalidArgumentError(`onLockLost must be 'throw' or 'warn', got ${describe(value)}.`);
-  }
-}
-
 /** The option names the `Redlock` constructor accepts. */
 export const REDLOCK_OPTION_KEYS: ReadonlySet<string> = new Set([...Object.keys(DEFAULT_OPTIONS), 'logger']);
 const REDLOCK_OPTIONS = { name: 'Redlock options', option: 'Redlock option', known: REDLOCK_OPTION_KEYS };
-
-/** The most permits a semaphore may have: an acquisition may try every one of them in turn. */
-export const MAX_PERMITS = 1_000;
 
 /** The option names `acquire()` and `tryAcquire()` accept. */
 export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -383,18 +271,4 @@ function defaultOwnerLabel(): string {
   const pid = `:${process.pid}`;
   const host = hostname().replace(/[\x00-\x1f\x7f]/g, '') || 'unknown-host';
   return host.slice(0, MAX_OWNER_LABEL - pid.length) + pid;
-}
-
-function validateOwnerLabel(owner: unknown): asserts owner is string {
-  if (
-    typeof owner !== 'string' ||
-    owner.length === 0 ||
-    owner.length > MAX_OWNER_LABEL ||
-    /[\x00-\x1f\x7f]/.test(owner)
-  ) {
-    throw new InvalidArgumentError(
-      `owner must be a label of 1 to ${MAX_OWNER_LABEL} printable characters (no line breaks), got ` +
-        `${describe(owner)}. It names this instance in inspect() and holders(); the default is <hostname>:<pid>.`,
-    );
-  }
 }

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { formatResources } from '../core';
+import { describe, formatResources, textHint } from '../core';
 
 /** `"a"` or `["a","b"]`. */
 const resourcesOf = (resources: readonly string[]): string => formatResources(resources);
@@ -25,11 +25,17 @@ export function badLockedOptions(where: string, problem: string): string {
 }
 
 export function badOncePerTick(value: unknown): string {
-  return `oncePerTick must be true or false, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+  return (
+    `oncePerTick must be true or false, got ${describe(value)}.${textHint(value, 'boolean')} Default: true ` +
+    '(a scheduled method runs at most once per tick across instances).'
+  );
 }
 
 export function badOnBusy(value: unknown): string {
-  return `onBusy must be 'throw' or 'skip', got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`;
+  return (
+    `onBusy must be 'throw' or 'skip', got ${describe(value)}. Default: 'throw' when called, 'skip' on a ` +
+    'scheduled tick.'
+  );
 }
 
 /** The description of the injected property: Nest prints it when RedlockModule is missing. */

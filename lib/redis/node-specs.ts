@@ -3,6 +3,7 @@ import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
 import { ioredis } from './ioredis-module';
 import { ioredisOptionKeys } from './ioredis-option-keys';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
+import { unusableNode } from './node-list';
 import { IoredisLockNode, describeClient } from './ioredis-node';
 import {
   NodeRedisClientLike,
@@ -90,7 +91,7 @@ export function resolveNodes(specs: unknown): LockNode[] {
       if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) checkNodeUrl(spec, index);
       node = toNode(spec, index, owned);
     } catch (error) {
-      return fail(error as InvalidArgumentError);
+      return fail(unusableNode(index, error));
     }
     const identity = identityOf(node);
     const earlier = seen.get(identity);
@@ -121,7 +122,8 @@ function toNode(spec: unknown, index: number, owned: Redis[]): LockNode {
   }
   if (spec === null || typeof spec !== 'object') {
     throw new InvalidArgumentError(
-      `nodes[${index}] must be a connection string, ioredis options or a client, got ${describe(spec)}.`,
+      `nodes[${index}] must be a connection string, ioredis options or a client, got ${describe(spec)}. ` +
+        "Example: 'redis://10.0.0.1:6379' or { host: '10.0.0.1', port: 6379 }.",
     );
   }
   if (isLockNode(spec)) return spec;

@@ -1,4 +1,5 @@
 import { RedlockCore, RedlockInternals, RedlockOptions, resolveOptions } from '../core';
+import { nodeList } from './node-list';
 import { NodeSpec, resolveNodes } from './node-specs';
 
 /**
@@ -33,5 +34,5 @@ export class Redlock extends RedlockCore {
 /** Validates the options before any client is created (the core validates them again), then resolves the nodes. */
 function withValidOptions(nodes: readonly NodeSpec[] | string, options: RedlockOptions) {
   resolveOptions(options);
-  return resolveNodes(nodes);
+  return resolveNodes(nodeList(nodes));
 }

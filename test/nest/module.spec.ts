@@ -218,7 +218,7 @@ describe('RedlockModule (3 real nodes)', () => {
 
   it('busyFilter that is not a boolean is refused when the module is assembled', () => {
     expect(() => RedlockModule.forRoot(nodes.urls, { busyFilter: 'no' as unknown as boolean })).toThrow(
-      'Invalid RedlockModule options: busyFilter must be true or false, got "no".',
+      'Invalid RedlockModule options: busyFilter must be true or false, got "no" (a string). Default: true',
     );
   });
 
