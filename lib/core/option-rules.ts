@@ -59,6 +59,18 @@ export function validateOnLockLost(value: unknown, fallback: Fallback): asserts 
   }
 }
 
+export function validateClientKind(
+  value: unknown,
+  fallback: Fallback,
+): asserts value is 'ioredis' | 'node-redis' {
+  if (value !== 'ioredis' && value !== 'node-redis') {
+    throw new InvalidArgumentError(
+      `client must be 'ioredis' or 'node-redis' (the Redis client created for URLs and option objects), got ` +
+        `${describe(value)}. Default: ${show(fallback)}. Clients passed in as nodes are used as they are.`,
+    );
+  }
+}
+
 export function validateDriftFactor(value: unknown): asserts value is number {
   if (typeof value !== 'number' || !(value >= 0 && value < 0.5)) {
     throw new InvalidArgumentError(

@@ -56,6 +56,12 @@ export interface RedlockOptions {
   /** Where warnings go (even node count, lost locks). Default: `console.warn`. `false` silences them. */
   logger?: RedlockLogger | false;
   /**
+   * Which installed Redis client the library creates for nodes given as `redis://` URLs or option objects:
+   * `'ioredis'` (option objects are ioredis options) or `'node-redis'` (package `redis` 4 or 5; option objects
+   * are `createClient()` options). Clients passed in are used whatever this says. Default `'ioredis'`.
+   */
+  client?: 'ioredis' | 'node-redis';
+  /**
    * Who this instance is, as `inspect()` and `holders()` show it beside every lock it holds: up to 100
    * printable characters (no line breaks). Default `<hostname>:<pid>`. Only a label, stored in each lock's
    * owner value after its random part: releases and extensions are still decided by the whole value.
@@ -130,6 +136,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   restartGuard: true as boolean | number,
   autoExtend: true,
   onLockLost: 'throw' as 'throw' | 'warn',
+  client: 'ioredis' as 'ioredis' | 'node-redis',
 });
 
 const consoleLogger: RedlockLogger = { warn: (message) => console.warn(`[redlock] ${message}`) };
@@ -139,7 +146,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   const { logger, ...given } = readOptions(options, REDLOCK_OPTIONS);
   const resolved: Record<keyof typeof DEFAULT_OPTIONS, unknown> = { ...DEFAULT_OPTIONS, ...given };
   const { ttl, driftFactor, nodeTimeout, wait, retryDelay, maxRetryDelay } = resolved;
-  const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner } = resolved;
+  const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner, client } = resolved;
   const defaults = DEFAULT_OPTIONS;
   rules.validateTtl(ttl, 'ttl');
   rules.validateDriftFactor(driftFactor);
@@ -154,6 +161,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   rules.validateRestartGuard(restartGuard);
   rules.validateKeyPrefix(keyPrefix);
   rules.validateOwnerLabel(owner);
+  rules.validateClientKind(client, defaults.client);
   return Object.freeze({
     ttl,
     driftFactor,
@@ -167,6 +175,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     restartGuard,
     keyPrefix,
     owner,
+    client,
     logger: rules.loggerOf(logger, consoleLogger),
   });
 }

@@ -22,6 +22,10 @@ export interface NodeRedisClientLike {
   removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
   destroy?(): unknown;
   disconnect?(): Promise<unknown>;
+  /** node-redis 5's graceful close. */
+  close?(): Promise<unknown>;
+  /** node-redis 4's graceful close. */
+  quit?(): Promise<unknown>;
 }
 
 /** What this adapter uses of a node-redis cluster (`createCluster()`). */
@@ -74,9 +78,14 @@ export class NodeRedisLockNode extends ScriptLockNode {
   private readonly onReady = () => this.learnRunId();
   private readonly onGone = () => this.forgetRunId();
 
+  /**
+   * @param owned the library created the client (`client: 'node-redis'`, offline queue off): {@link close}
+   *   closes it.
+   */
   constructor(
     readonly client: NodeRedisClientLike | NodeRedisClusterLike,
     name?: string,
+    private readonly owned = false,
   ) {
     super(isNodeRedisCluster(client));
     this.name = name ?? describeNodeRedis(client);
@@ -188,12 +197,24 @@ export class NodeRedisLockNode extends ScriptLockNode {
     await this.learning;
   }
 
-  /** Closes the subscriber this node opened; the application's client stays open (it is not ours). */
-  async close(): Promise<void> {
+  /**
+   * Closes the subscriber this node opened; the application's client stays open (it is not ours), a client
+   * the library created is closed — gracefully when the node answers within `timeout` ms.
+   */
+  async close(timeout = 0): Promise<void> {
     this.closeChannels();
     this.client.removeListener('ready', this.onReady);
     this.client.removeListener('reconnecting', this.onGone);
     this.client.removeListener('end', this.onGone);
+    if (!this.owned || !this.client.isOpen) return;
+    const { client } = this;
+    const graceful = this.isReady() ? (client.close ?? client.quit)?.call(client) : undefined;
+    if (graceful)
+      await withTimeout(graceful, timeout, () => new Error('QUIT not answered')).catch(() => undefined);
+    if (client.isOpen) {
+      if (typeof client.destroy === 'function') client.destroy();
+      else await client.disconnect?.().catch(() => undefined);
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
-import { ioredis } from './ioredis-module';
+import { ioredis, nodeRedis } from './ioredis-module';
 import { ioredisOptionKeys } from './ioredis-option-keys';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { unusableNode } from './node-list';
@@ -24,9 +24,25 @@ export type NodeSpec =
   | Redis
   | Cluster
   | IoredisCompatibleClient
+  | NodeRedisClientOptions
   | NodeRedisClientLike
   | NodeRedisClusterLike
   | LockNode;
+
+/**
+ * `createClient()` options of node-redis, for a node the library connects itself with `client: 'node-redis'`
+ * (its offline queue is turned off; `socket.connectTimeout` 2 s and a capped reconnect delay by default).
+ */
+export interface NodeRedisClientOptions {
+  url?: string;
+  socket?: Readonly<Record<string, unknown>>;
+  username?: string;
+  password?: string;
+  database?: number;
+  name?: string;
+  RESP?: 2 | 3;
+  pingInterval?: number;
+}
 
 /** A client with ioredis' API from another package (iovalkey's `Redis` or `Cluster`): used as ioredis is. */
 export interface IoredisCompatibleClient {
@@ -63,7 +79,7 @@ const OWNED_CLIENT_DEFAULTS: Readonly<RedisOptions> = Object.freeze({
  * Turns specs into nodes, refusing an empty list and the same node twice (it would break independence).
  * Nodes over clients created here close them when the instance quits.
  */
-export function resolveNodes(specs: unknown): LockNode[] {
+export function resolveNodes(specs: unknown, client: 'ioredis' | 'node-redis' = 'ioredis'): LockNode[] {
   // An environment variable (`REDLOCK_NODES=redis://a:6379,redis://b:6379,...`, as dev-redis prints it).
   if (typeof specs === 'string' && /^\s*rediss?:\/\//.test(specs)) specs = commaSeparated(specs);
   if (!Array.isArray(specs) || specs.length === 0) {
@@ -81,15 +97,17 @@ export function resolveNodes(specs: unknown): LockNode[] {
     // Clients created for earlier entries must not keep reconnecting after the constructor threw, and
     // clients passed in must not keep the listeners their nodes added (close() only removes them).
     for (const client of owned) client.disconnect();
-    for (const node of nodes)
+    for (const node of nodes) {
       if (node instanceof IoredisLockNode && !owned.includes(node.client)) void node.close(0);
+      if (node instanceof NodeRedisLockNode) void node.close(0); // a client it created was never connected
+    }
     throw error;
   };
   specs.forEach((spec: unknown, index) => {
     let node: LockNode;
     try {
       if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) checkNodeUrl(spec, index);
-      node = toNode(spec, index, owned);
+      node = client === 'node-redis' && isAddress(spec) ? nodeRedisNode(spec) : toNode(spec, index, owned);
     } catch (error) {
       return fail(unusableNode(index, error));
     }
@@ -165,6 +183,40 @@ function refuseUnknownKeys(options: object, index: number): void {
     known,
   });
   checkNodeOptions(read, index);
+}
+
+/** A URL or a plain options object: what the library connects itself (as opposed to a client or a LockNode). */
+function isAddress(spec: unknown): spec is string | object {
+  if (typeof spec === 'string') return true;
+  return (
+    typeof spec === 'object' &&
+    spec !== null &&
+    (Object.getPrototypeOf(spec) === Object.prototype || Object.getPrototypeOf(spec) === null)
+  );
+}
+
+/** Defaults for the node-redis clients the library creates; the caller's options override these. */
+const NODE_REDIS_SOCKET_DEFAULTS = Object.freeze({
+  connectTimeout: 2_000,
+  // Keep reconnecting, but never more often than every second once a node has been down a while.
+  reconnectStrategy: (retries: number) => Math.min(retries * 50, 1_000),
+});
+
+/**
+ * A node-redis client the library creates (`client: 'node-redis'`) from a URL or `createClient()` options,
+ * with its offline queue off: a command issued while the node is down fails instead of being sent after the
+ * reconnect. Closed by `quit()`.
+ */
+function nodeRedisNode(spec: string | object): LockNode {
+  const given = (typeof spec === 'string' ? { url: spec } : spec) as { socket?: object };
+  const client = nodeRedis().createClient({
+    ...given,
+    socket: { ...NODE_REDIS_SOCKET_DEFAULTS, ...given.socket },
+    disableOfflineQueue: true,
+  });
+  // Errors surface through commands and votes; without a listener node-redis would end the process.
+  client.on('error', () => undefined);
+  return new NodeRedisLockNode(client, undefined, true);
 }
 
 function ownedNode(client: Redis, owned: Redis[]): LockNode {

@@ -33,6 +33,6 @@ export class Redlock extends RedlockCore {
 
 /** Validates the options before any client is created (the core validates them again), then resolves the nodes. */
 function withValidOptions(nodes: readonly NodeSpec[] | string, options: RedlockOptions) {
-  resolveOptions(options);
-  return resolveNodes(nodeList(nodes));
+  const { client } = resolveOptions(options);
+  return resolveNodes(nodeList(nodes), client);
 }

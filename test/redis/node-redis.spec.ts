@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
+import { optionalPeer } from '../../lib/redis/ioredis-module';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
 import { useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
@@ -121,6 +122,75 @@ describe('node-redis clients (3 real nodes)', () => {
     } finally {
       await redlock.quit();
     }
+  });
+});
+
+describe("client: 'node-redis' — the library creates node-redis clients for URLs and options (3 real nodes)", () => {
+  const nodes = useRedisNodes(3);
+
+  /** Connections on each node that are not the admin's own (CLIENT LIST). */
+  async function connectionsOn(): Promise<number[]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          const list = (await admin.client('LIST')) as string;
+          return list.trim().split('\n').length - 1;
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
+  it('locks over URLs and createClient() options, and quit() closes the clients it created', async () => {
+    const before = await connectionsOn();
+    const specs = [
+      nodes.urls[0],
+      { url: nodes.urls[1] },
+      { url: nodes.urls[2], socket: { connectTimeout: 1_000 } },
+    ];
+    const redlock = new Redlock(specs, { client: 'node-redis', logger: false, restartGuard: false });
+    const states = await redlock.connect(2_000);
+    expect(states.map((state) => state.ready)).toEqual([true, true, true]);
+    const lock = await redlock.acquire('created:nr', { fencing: true });
+    expect(await redlock.tryAcquire('created:nr')).toBeNull();
+    await lock.release();
+    expect((await connectionsOn()).every((count, i) => count > before[i])).toBe(true);
+    await redlock.quit();
+    await delay(100);
+    expect(await connectionsOn()).toEqual(before);
+  });
+
+  it('in a Nest module: forRoot(urls, { client: "node-redis" }) locks with @Locked', async () => {
+    @Injectable()
+    class Reports {
+      @Locked('report:<0>')
+      async build(id: string) {
+        return `built ${id}`;
+      }
+    }
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, { ...TEST_OPTIONS, client: 'node-redis' })],
+      providers: [Reports],
+    });
+    expect(await app.get(Reports).build('7')).toBe('built 7');
+    await closeApps();
+  });
+
+  it('an unknown client kind, and a client package that is not installed, are refused saying what to do', () => {
+    expect(() => new Redlock(nodes.urls, { client: 'valkey-glide' as never })).toThrow(
+      /client must be 'ioredis' or 'node-redis'.*got "valkey-glide"/,
+    );
+    let caught: unknown;
+    try {
+      optionalPeer('redis-client-that-is-not-installed', 'npm install redis@5');
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidArgumentError);
+    expect(String(caught)).toMatch(/package 'redis-client-that-is-not-installed', which is not installed/);
+    expect(String(caught)).toMatch(/npm install redis@5, or pass the clients your application already uses/);
   });
 });
 
