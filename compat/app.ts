@@ -3,10 +3,13 @@ import * as path from 'node:path';
 import { Ran, failure, run } from './proc';
 import type { AppResult } from './report';
 
-/** The template of the throwaway app: compat/app/{tsconfig.json,src/}. */
+/** The template of the throwaway app: compat/app/{tsconfig.json,src/}, plus one of compat/app/clients/. */
 const TEMPLATE = path.join(__dirname, 'app');
 const INSTALL_TIMEOUT = 5 * 60_000;
 const RESULT_PREFIX = 'COMPAT_RESULT ';
+
+/** Which Redis client the app has and how it passes its nodes: compat/app/clients/<family>.ts. */
+export type ClientFamily = 'ioredis' | 'redis' | 'iovalkey';
 
 export interface AppVariant {
   readonly id: string;
@@ -14,14 +17,18 @@ export interface AppVariant {
   readonly type: 'module' | 'commonjs';
 }
 
-/** Writes the app (package.json with its module type, tsconfig, sources) into an empty directory. */
-export function prepareApp(dir: string, variant: AppVariant): void {
+/**
+ * Writes the app (package.json with its module type, tsconfig, sources) into an empty directory; its
+ * src/clients.ts is compat/app/clients/<family>.ts: how the app passes its nodes and reads them back.
+ */
+export function prepareApp(dir: string, variant: AppVariant, family: ClientFamily): void {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const pkg = { name: `compat-${variant.id}`, private: true, type: variant.type };
+  const pkg = { name: `compat-${variant.id}-${family}`, private: true, type: variant.type };
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   fs.copyFileSync(path.join(TEMPLATE, 'tsconfig.json'), path.join(dir, 'tsconfig.json'));
   fs.cpSync(path.join(TEMPLATE, 'src'), path.join(dir, 'src'), { recursive: true });
+  fs.copyFileSync(path.join(TEMPLATE, 'clients', `${family}.ts`), path.join(dir, 'src', 'clients.ts'));
 }
 
 /** `npm install` in the app; returns the run and npm's engine warnings (`file-type@22.3.0 wants node >=22`). */
@@ -48,11 +55,15 @@ interface Compiled {
   readonly others: string[];
 }
 
-/** Compiles the app with its own tsc, with skipLibCheck off: the library's d.ts are type-checked too. */
-export async function compileApp(dir: string): Promise<Compiled> {
+/**
+ * Compiles the app with its own tsc, with skipLibCheck off: the library's d.ts are type-checked too
+ * (`skipLibCheck: true`, the Nest CLI's default, only for a diagnostic row).
+ */
+export async function compileApp(dir: string, skipLibCheck = false): Promise<Compiled> {
   fs.rmSync(path.join(dir, 'dist'), { recursive: true, force: true });
   const tsc = path.join(dir, 'node_modules', '.bin', 'tsc');
-  const ran = await run(tsc, ['-p', 'tsconfig.json', '--skipLibCheck', 'false', '--pretty', 'false'], {
+  const args = ['-p', 'tsconfig.json', '--skipLibCheck', String(skipLibCheck), '--pretty', 'false'];
+  const ran = await run(tsc, args, {
     cwd: dir,
     timeoutMs: 180_000,
   });
@@ -101,12 +112,15 @@ export function explain(app: AppRun): { pass: boolean; reason: string; detail?: 
     const single = result.details.single as { keyOnNodes: number } | undefined;
     const using = result.details.using as { keyOnNodes: number } | undefined;
     const overlap = result.details.concurrent as { maxActive: number } | undefined;
+    const noIoredis = result.checks.noIoredisInstalled ? '; ioredis not resolvable from the library' : '';
+    const errors = result.details.clientErrors as string[] | undefined;
+    if (errors?.length) notes.push(`the app's node clients emitted 'error': ${errors[0]}`);
     return {
       pass: true,
       reason:
         `@Locked returned, current() held the lock, key on ${single?.keyOnNodes}/3 nodes; ` +
         `2 concurrent @Locked serialized (max active ${overlap?.maxActive}); ` +
-        `using() returned, fencing token issued, key on ${using?.keyOnNodes}/3`,
+        `using() returned, fencing token issued, key on ${using?.keyOnNodes}/3${noIoredis}`,
       notes,
     };
   }

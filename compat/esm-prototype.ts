@@ -10,6 +10,8 @@ import { Ran, failure, run } from './proc';
  * - `tsc -p tsconfig.build.json --module esnext --moduleResolution bundler` into `dist/esm/`;
  * - the extensionless relative specifiers of lib/ (`'./core'`, `'./redlock.service'`) rewritten to what
  *   Node's ESM resolver demands (`'./core/index.js'`, `'./redlock.service.js'`);
+ * - modules that call `require()` lazily (ioredis when the library creates a client, @opentelemetry/api) given
+ *   `const require = createRequire(import.meta.url)`, as ESM has no `require`;
  * - `dist/esm/package.json` = `{ "type": "module" }`;
  * - package.json `exports["."]` = `{ types, import: ./dist/esm/index.js, default: ./dist/index.js }`.
  */
@@ -17,7 +19,7 @@ export async function packEsmPrototype(
   repo: string,
   stage: string,
   outDir: string,
-): Promise<{ tarball?: string; error?: string; rewritten: number }> {
+): Promise<{ tarball?: string; error?: string; rewritten: number; requires: number }> {
   fs.rmSync(stage, { recursive: true, force: true });
   fs.mkdirSync(stage, { recursive: true });
   fs.cpSync(path.join(repo, 'dist'), path.join(stage, 'dist'), { recursive: true });
@@ -29,8 +31,9 @@ export async function packEsmPrototype(
     cwd: repo,
     timeoutMs: 120_000,
   });
-  if (built.code !== 0) return { error: failure(built), rewritten: 0 };
+  if (built.code !== 0) return { error: failure(built), rewritten: 0, requires: 0 };
   const rewritten = rewriteSpecifiers(esmDir);
+  const requires = provideRequire(esmDir);
   fs.writeFileSync(path.join(esmDir, 'package.json'), '{ "type": "module" }\n');
 
   const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'));
@@ -46,9 +49,9 @@ export async function packEsmPrototype(
     cwd: stage,
     timeoutMs: 120_000,
   });
-  if (packed.code !== 0) return { error: failure(packed), rewritten };
+  if (packed.code !== 0) return { error: failure(packed), rewritten, requires };
   const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
-  return { tarball: path.join(outDir, filename), rewritten };
+  return { tarball: path.join(outDir, filename), rewritten, requires };
 }
 
 /** `from './x'` → `from './x.js'` or `'./x/index.js'`, as the file system says; returns how many. */
@@ -74,6 +77,23 @@ function rewriteSpecifiers(dir: string): number {
       },
     );
     if (out !== source) fs.writeFileSync(file, out);
+  }
+  return count;
+}
+
+/** Gives each module that calls a bare `require(...)` one from `createRequire(import.meta.url)`; returns how many. */
+function provideRequire(dir: string): number {
+  let count = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const file = path.join(entry.parentPath ?? entry.path, entry.name);
+    const source = fs.readFileSync(file, 'utf8');
+    if (!/(^|[^.\w$])require\s*\(/m.test(source)) continue;
+    const prelude =
+      "import { createRequire as __compatCreateRequire } from 'node:module';\n" +
+      'const require = __compatCreateRequire(import.meta.url);\n';
+    fs.writeFileSync(file, prelude + source);
+    count++;
   }
   return count;
 }

@@ -14,7 +14,10 @@ export interface AppResult {
 export interface Row {
   readonly nest: string;
   readonly app: string;
-  readonly ioredis: string;
+  /** The app's Redis client and its version: `ioredis 5.10.0`, `node-redis 4.7.1`, `iovalkey 0.4.0`. */
+  readonly client: string;
+  /** How the app passes its nodes: URLs, or its own clients. */
+  readonly passedAs: string;
   readonly pass: boolean;
   readonly reason: string;
   readonly notes: readonly string[];
@@ -49,14 +52,40 @@ function outcome(row: Row): string {
 
 function table(rows: readonly Row[]): string[] {
   const lines = [
-    '| NestJS | app | ioredis | result | reason | install | tsc | run |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| NestJS | app | client | nodes passed as | result | reason | install | tsc | run |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of rows) {
     const reason = [row.reason, ...row.notes.map((note) => `note: ${note}`)].join('<br>');
     lines.push(
-      `| ${row.nest} | ${row.app} | ${row.ioredis} | ${outcome(row)} | ${cell(reason)} | ${seconds(row.installMs)} | ${seconds(row.tscMs)} | ${seconds(row.runMs)} |`,
+      `| ${row.nest} | ${row.app} | ${row.client} | ${row.passedAs} | ${outcome(row)} | ${cell(reason)} | ${seconds(row.installMs)} | ${seconds(row.tscMs)} | ${seconds(row.runMs)} |`,
     );
+  }
+  return lines;
+}
+
+/**
+ * NestJS × client at a glance (the shape of README's Compatibility table): one line per NestJS version and
+ * app format, one column per client version, ✓ or ✗.
+ */
+function matrix(rows: readonly Row[]): string[] {
+  const short = (version: string) => version.replace(/^(\D*\d+\.\d+)\.\d+.*$/, '$1');
+  const clients = [...new Set(rows.map((row) => short(row.client)))];
+  const apps = [...new Set(rows.map((row) => `${short(row.nest)} | ${row.app}`))];
+  const lines = [
+    `| NestJS | app | ${clients.join(' | ')} |`,
+    `| --- | --- | ${clients.map(() => '---').join(' | ')} |`,
+  ];
+  for (const app of apps) {
+    const cells = clients.map((client) => {
+      const found = rows.filter(
+        (row) => `${short(row.nest)} | ${row.app}` === app && short(row.client) === client,
+      );
+      if (found.length === 0) return '—';
+      const failed = found.find((row) => !row.pass);
+      return failed ? `✗ (${failed.reason.split(':')[0]})` : '✓';
+    });
+    lines.push(`| ${app} | ${cells.join(' | ')} |`);
   }
   return lines;
 }
@@ -71,11 +100,17 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
       `and installed from the tarball into a throwaway app; total ${seconds(env.totalMs)}.`,
     '',
     'Each app imports `RedlockModule.forRoot(<3 real nodes>)`, then checks: a `@Locked` call returns, ' +
-      '`current()` inside it holds the lock and its key holds the lock value on a quorum (read with the ' +
-      "app's own ioredis client), `current()` outside is undefined, two concurrent `@Locked` calls on one key " +
-      'do not overlap, `using()` (with fencing) returns with `current()` = its lock and a fencing token. ' +
-      'App sources: compat/app/src, compiled by tsc (`module: nodenext`, experimentalDecorators, ' +
-      'emitDecoratorMetadata, skipLibCheck off).',
+      '`current()` inside it holds the lock and its key holds the lock value on a quorum (read with fresh ' +
+      "clients of the app's own kind), `current()` outside is undefined, two concurrent `@Locked` calls on one " +
+      'key do not overlap, `using()` (with fencing) returns with `current()` = its lock and a fencing token. ' +
+      'The nodes are passed as the app has them: with ioredis, `redis://` URLs (the library creates its ioredis ' +
+      'clients); with node-redis (`redis` 4 or 5), `createClient({ url })` clients left unconnected (the module ' +
+      'connects them; the app closes them after `app.close()`); with iovalkey, `new Valkey(url)` clients. The ' +
+      'node-redis and iovalkey apps have no ioredis installed, and check that the library cannot resolve it. ' +
+      'App sources: compat/app/src with compat/app/clients/<client>.ts as src/clients.ts, compiled by tsc ' +
+      '(`module: nodenext`, experimentalDecorators, emitDecoratorMetadata, skipLibCheck off).',
+    '',
+    ...matrix(rows),
     '',
     ...table(rows),
   ];
@@ -84,10 +119,12 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
       '',
       '## Diagnostics (do not decide the exit code)',
       '',
-      'The same NestJS 12 ESM app run with `node --no-experimental-require-module`, i.e. as on a Node without ' +
-        'require(esm) (20.0–20.18, 22.0–22.11): once with the published CommonJS build, once with a ' +
+      '- The NestJS 12 ESM app (ioredis) run with `node --no-experimental-require-module`, i.e. as on a Node ' +
+        'without require(esm) (20.0–20.18, 22.0–22.11): once with the published CommonJS build, once with a ' +
         'prototype ESM build of the library (compat/esm-prototype.ts: built in a temp dir, exposed through an ' +
         '`import` condition in `exports`).',
+      '- Any combination whose tsc failed, compiled again with `skipLibCheck: true` (the Nest CLI default: ' +
+        "the libraries' d.ts are not type-checked) and run: whether only the declarations fail.",
       '',
       ...table(diagnostics),
     );
@@ -96,14 +133,7 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
   if (detailed.length > 0) {
     out.push('', '## Error details', '');
     for (const row of detailed) {
-      out.push(
-        `### NestJS ${row.nest}, ${row.app}, ioredis ${row.ioredis}`,
-        '',
-        '```',
-        row.detail!,
-        '```',
-        '',
-      );
+      out.push(`### NestJS ${row.nest}, ${row.app}, ${row.client}`, '', '```', row.detail!, '```', '');
     }
   }
   return `${out.join('\n').trimEnd()}\n`;
@@ -111,11 +141,11 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
 
 /** A plain-text table for the terminal. */
 export function textTable(rows: readonly Row[]): string {
-  const head = ['NestJS', 'app', 'ioredis', 'result', 'install', 'tsc', 'run', 'reason'];
+  const head = ['NestJS', 'app', 'client', 'result', 'install', 'tsc', 'run', 'reason'];
   const body = rows.map((row) => [
     row.nest,
     row.app,
-    row.ioredis,
+    row.client,
     outcome(row),
     seconds(row.installMs),
     seconds(row.tscMs),

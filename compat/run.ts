@@ -4,21 +4,33 @@
  *   node -r ts-node/register/transpile-only compat/run.ts
  *
  * Builds and packs the library, installs the tarball into throwaway NestJS apps in a temp directory (NestJS 12
- * ESM, NestJS 12 CommonJS, NestJS 11 CommonJS as the control), each with ioredis 5 and then 6, compiles the
- * app with tsc and runs a `@Locked` call and a `using()` call against 3 real Redis nodes (test/support).
- * Prints a table, writes compat/results.md, stops every node and process it started, and exits non-zero
- * when any combination fails. Diagnostic rows (require(esm) switched off, a prototype ESM build) are
- * reported but do not decide the exit code.
+ * ESM, NestJS 12 CommonJS, NestJS 11 CommonJS as the control), each with every Redis client in turn, compiles
+ * the app with tsc and runs a `@Locked` call and a `using()` call against 3 real Redis nodes (test/support).
+ * The clients, and how the app passes its nodes (compat/app/clients/<family>.ts, copied as src/clients.ts):
  *
- * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all), COMPAT_IOREDIS=5,6,
- * COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp directory.
+ *   ioredis5, ioredis6  `redis://` URLs (the library creates ioredis clients)
+ *   redis4, redis5      node-redis `createClient({ url })` clients, unconnected (the module connects them); no
+ *                       ioredis installed, and the app checks the library cannot resolve it
+ *   iovalkey            `new Valkey(url)` clients; no ioredis installed
+ *
+ * Each app format gets one directory per client family (ioredis, redis, iovalkey), so the node-redis and
+ * iovalkey apps never had ioredis; the second version of a family is installed over the first.
+ * Prints a table, writes compat/results.md, stops every node and process it started, and exits non-zero
+ * when any combination fails. Diagnostic rows (require(esm) switched off, a prototype ESM build; run in the
+ * NestJS 12 ESM app with ioredis; and, for a combination whose tsc failed, the same app compiled with
+ * `skipLibCheck: true`) are reported but do not decide the exit code.
+ *
+ * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all),
+ * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as before,
+ * means ioredis5,ioredis6), COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp
+ * directory.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRedisNodes } from '../test/support';
 import type { RedisNodes } from '../test/support';
-import { AppVariant, compileApp, explain, npmInstall, prepareApp, runApp } from './app';
+import { AppVariant, ClientFamily, compileApp, explain, npmInstall, prepareApp, runApp } from './app';
 import { packEsmPrototype } from './esm-prototype';
 import { failure, killRunning, run } from './proc';
 import { Environment, Row, markdown, textTable } from './report';
@@ -31,6 +43,46 @@ const VARIANTS: readonly AppVariant[] = [
   { id: 'nest12-cjs', nest: '12', type: 'commonjs' },
   { id: 'nest11-cjs', nest: '11', type: 'commonjs' },
 ];
+interface ClientChoice {
+  readonly id: string;
+  readonly family: ClientFamily;
+  /** What `npm install` gets. */
+  readonly spec: string;
+  /** The package whose installed version the table shows, and the name it is shown under. */
+  readonly pkg: string;
+  readonly name: string;
+  readonly passedAs: string;
+}
+
+const CLIENTS: readonly ClientChoice[] = [
+  { id: 'ioredis5', family: 'ioredis', spec: 'ioredis@5', pkg: 'ioredis', name: 'ioredis', passedAs: 'URLs' },
+  { id: 'ioredis6', family: 'ioredis', spec: 'ioredis@6', pkg: 'ioredis', name: 'ioredis', passedAs: 'URLs' },
+  {
+    id: 'redis4',
+    family: 'redis',
+    spec: 'redis@4',
+    pkg: 'redis',
+    name: 'node-redis',
+    passedAs: '`createClient({ url })`',
+  },
+  {
+    id: 'redis5',
+    family: 'redis',
+    spec: 'redis@5',
+    pkg: 'redis',
+    name: 'node-redis',
+    passedAs: '`createClient({ url })`',
+  },
+  {
+    id: 'iovalkey',
+    family: 'iovalkey',
+    spec: 'iovalkey',
+    pkg: 'iovalkey',
+    name: 'iovalkey',
+    passedAs: '`new Valkey(url)`',
+  },
+];
+
 /** The app's toolchain: the TypeScript the repository uses, Node 20 types. */
 const TOOLCHAIN = ['typescript@~5.9.3', '@types/node@20'];
 /** Node without require(esm), as 20.0–20.18 and 22.0–22.11 are. */
@@ -56,7 +108,18 @@ async function main(): Promise<number> {
       VARIANTS.map((x) => x.id),
     ).includes(v.id),
   );
-  const ioredisMajors = list(process.env.COMPAT_IOREDIS, ['5', '6']);
+  const clientIds = process.env.COMPAT_CLIENTS
+    ? list(process.env.COMPAT_CLIENTS, [])
+    : process.env.COMPAT_IOREDIS
+      ? list(process.env.COMPAT_IOREDIS, []).map((major) => `ioredis${major}`)
+      : CLIENTS.map((c) => c.id);
+  const unknown = clientIds.filter((id) => !CLIENTS.some((c) => c.id === id));
+  if (unknown.length > 0) {
+    log(`unknown client(s) ${unknown.join(', ')}; known: ${CLIENTS.map((c) => c.id).join(', ')}`);
+    return 2;
+  }
+  const clients = CLIENTS.filter((c) => clientIds.includes(c.id));
+  const families = [...new Set(clients.map((c) => c.family))];
   const diagnose = process.env.COMPAT_DIAGNOSTICS !== '0';
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-redlock-compat-'));
   tmp = work;
@@ -82,8 +145,6 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   const diagnostics: Row[] = [];
   for (const variant of variants) {
-    const dir = path.join(work, variant.id);
-    prepareApp(dir, variant);
     const app = variant.type === 'module' ? 'ESM' : 'CommonJS';
     const nest = [
       `@nestjs/common@${variant.nest}`,
@@ -91,37 +152,56 @@ async function main(): Promise<number> {
       'reflect-metadata',
       'rxjs',
     ];
-    let installed: string | undefined;
-    let warnings: string[] = [];
-    for (const major of ioredisMajors) {
-      const label = `NestJS ${variant.nest} ${app} + ioredis ${major}`;
-      log(`${label}: npm install`);
-      const install = installed
-        ? await npmInstall(dir, [`ioredis@${major}`])
-        : await npmInstall(dir, [tarball, ...nest, `ioredis@${major}`, ...TOOLCHAIN]);
-      warnings = [...new Set([...warnings, ...install.warnings])];
-      const base = {
-        nest: versionIn(dir, '@nestjs/core') ?? variant.nest,
-        app,
-        ioredis: versionIn(dir, 'ioredis') ?? major,
-      };
-      if (install.ran.code !== 0) {
-        rows.push({
-          ...base,
-          pass: false,
-          reason: `install: ${failure(install.ran)}`,
-          notes: [],
-          installMs: install.ran.ms,
-        });
-        continue;
+    for (const family of families) {
+      // One app per client family: a node-redis or iovalkey app never had ioredis installed.
+      const dir = path.join(work, `${variant.id}-${family}`);
+      prepareApp(dir, variant, family);
+      let installed: string | undefined;
+      let warnings: string[] = [];
+      for (const client of clients.filter((c) => c.family === family)) {
+        const label = `NestJS ${variant.nest} ${app} + ${client.id}`;
+        log(`${label}: npm install`);
+        const install = installed
+          ? await npmInstall(dir, [client.spec])
+          : await npmInstall(dir, [tarball, ...nest, client.spec, ...TOOLCHAIN]);
+        warnings = [...new Set([...warnings, ...install.warnings])];
+        const base = {
+          nest: versionIn(dir, '@nestjs/core') ?? variant.nest,
+          app,
+          client: `${client.name} ${versionIn(dir, client.pkg) ?? client.spec}`,
+          passedAs: client.passedAs,
+        };
+        if (install.ran.code !== 0) {
+          rows.push({
+            ...base,
+            pass: false,
+            reason: `install: ${failure(install.ran)}`,
+            notes: [],
+            installMs: install.ran.ms,
+          });
+          continue;
+        }
+        installed = client.id;
+        const row = await check(dir, urls, [], { ...base, installMs: install.ran.ms, notes: warnings });
+        log(`${label}: ${row.pass ? 'pass' : `FAIL — ${row.reason}`}`);
+        rows.push(row);
+        if (diagnose && !row.pass && row.reason.startsWith('tsc:')) {
+          // Does the app run when its tsc skips the libraries' d.ts (the Nest CLI's default)?
+          log(`diagnostic: ${label}, skipLibCheck on`);
+          const skipped = await check(
+            dir,
+            urls,
+            [],
+            { ...base, app: `${app}, \`skipLibCheck: true\``, notes: [], expected: 'pass' },
+            true,
+          );
+          log(`diagnostic: ${label}, skipLibCheck on: ${skipped.pass ? 'pass' : `FAIL — ${skipped.reason}`}`);
+          diagnostics.push(skipped);
+        }
       }
-      installed = major;
-      const row = await check(dir, urls, [], { ...base, installMs: install.ran.ms, notes: warnings });
-      log(`${label}: ${row.pass ? 'pass' : `FAIL — ${row.reason}`}`);
-      rows.push(row);
-    }
-    if (diagnose && variant.id === 'nest12-esm' && installed) {
-      diagnostics.push(...(await diagnoseEsm(dir, urls, app, work)));
+      if (diagnose && variant.id === 'nest12-esm' && family === 'ioredis' && installed) {
+        diagnostics.push(...(await diagnoseEsm(dir, urls, app, work)));
+      }
     }
   }
 
@@ -154,10 +234,11 @@ async function check(
   dir: string,
   urls: readonly string[],
   nodeArgs: readonly string[],
-  base: Pick<Row, 'nest' | 'app' | 'ioredis' | 'notes' | 'installMs' | 'expected'>,
+  base: Pick<Row, 'nest' | 'app' | 'client' | 'passedAs' | 'notes' | 'installMs' | 'expected'>,
+  skipLibCheck = false,
 ): Promise<Row> {
   await nodes?.flushAll();
-  const compiled = await compileApp(dir);
+  const compiled = await compileApp(dir, skipLibCheck);
   const notes = [...base.notes];
   if (compiled.others.length > 0) notes.push(`tsc (other packages' d.ts): ${compiled.others[0]}`);
   if (compiled.ours.length > 0 || !fs.existsSync(path.join(dir, 'dist', 'main.js'))) {
@@ -190,14 +271,16 @@ async function check(
  */
 async function diagnoseEsm(dir: string, urls: readonly string[], app: string, work: string): Promise<Row[]> {
   const nest = versionIn(dir, '@nestjs/core') ?? '12';
-  const ioredis = versionIn(dir, 'ioredis') ?? '?';
+  const client = `ioredis ${versionIn(dir, 'ioredis') ?? '?'}`;
+  const passedAs = 'URLs';
   const rows: Row[] = [];
   log('diagnostic: published build, require(esm) off');
   rows.push(
     await check(dir, urls, NO_REQUIRE_ESM, {
       nest,
       app: `${app}, \`${NO_REQUIRE_ESM[0]}\`, published CJS build`,
-      ioredis,
+      client,
+      passedAs,
       notes: [],
       expected: 'fail',
     }),
@@ -209,7 +292,8 @@ async function diagnoseEsm(dir: string, urls: readonly string[], app: string, wo
     rows.push({
       nest,
       app: label,
-      ioredis,
+      client,
+      passedAs,
       pass: false,
       reason: `prototype: ${proto.error}`,
       notes: [],
@@ -222,7 +306,8 @@ async function diagnoseEsm(dir: string, urls: readonly string[], app: string, wo
     rows.push({
       nest,
       app: label,
-      ioredis,
+      client,
+      passedAs,
       pass: false,
       reason: `install: ${failure(install.ran)}`,
       notes: [],
@@ -230,12 +315,16 @@ async function diagnoseEsm(dir: string, urls: readonly string[], app: string, wo
     });
     return rows;
   }
-  const notes = [`${proto.rewritten} relative specifiers rewritten to './x.js' / './x/index.js'`];
+  const notes = [
+    `${proto.rewritten} relative specifiers rewritten to './x.js' / './x/index.js'; ` +
+      `${proto.requires} modules given a createRequire(import.meta.url) require`,
+  ];
   rows.push(
     await check(dir, urls, NO_REQUIRE_ESM, {
       nest,
       app: label,
-      ioredis,
+      client,
+      passedAs,
       notes,
       installMs: install.ran.ms,
       expected: 'pass',

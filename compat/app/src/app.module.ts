@@ -1,9 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Locked, RedlockModule, RedlockService } from 'nestjs-redlock';
-import { Redis } from 'ioredis';
-
-/** The nodes the driver (compat/run.ts) started, as redis:// URLs. */
-export const urls = (process.env.COMPAT_REDIS_URLS ?? '').split(',').filter(Boolean);
+import { nodes, valuesOf } from './clients.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -18,15 +15,13 @@ export interface Section {
   readonly keyOnNodes: number;
 }
 
-/** Reads a lock's key on every node with the app's own ioredis client (a second copy of the library's view). */
+/**
+ * Reads a lock's key on every node with fresh clients of the app's own kind (src/clients.ts, one of
+ * compat/app/clients/): a second copy of the library's view.
+ */
 async function nodesHolding(key: string, value: string): Promise<number> {
-  const clients = urls.map((url) => new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 }));
-  try {
-    const values = await Promise.all(clients.map((client) => client.get(key)));
-    return values.filter((v) => v === value).length;
-  } finally {
-    await Promise.all(clients.map((client) => client.quit()));
-  }
+  const values = await valuesOf(key);
+  return values.filter((v) => v === value).length;
 }
 
 @Injectable()
@@ -74,8 +69,9 @@ export class CompatService {
 }
 
 @Module({
-  // The nodes were just started: the restart guard (on by default) would refuse them for a ttl.
-  imports: [RedlockModule.forRoot(urls, { restartGuard: false })],
+  // The nodes as the app's client kind passes them (URLs, node-redis or iovalkey clients). The nodes were
+  // just started: the restart guard (on by default) would refuse them for a ttl.
+  imports: [RedlockModule.forRoot(nodes(), { restartGuard: false })],
   providers: [CompatService],
 })
 export class AppModule {}

@@ -4,6 +4,7 @@
  */
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 const checks: Record<string, boolean> = {};
@@ -15,6 +16,18 @@ function versionOf(pkg: string): string {
     return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
   } catch {
     return 'missing';
+  }
+}
+
+/** Whether the library could load ioredis (`require('ioredis')` from its own directory). */
+function ioredisResolvable(): boolean {
+  try {
+    createRequire(path.join(process.cwd(), 'node_modules', 'nestjs-redlock', 'package.json')).resolve(
+      'ioredis',
+    );
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -40,6 +53,8 @@ function report(ok: boolean, stage: string, error?: unknown): void {
       '@nestjs/common': versionOf('@nestjs/common'),
       '@nestjs/core': versionOf('@nestjs/core'),
       ioredis: versionOf('ioredis'),
+      redis: versionOf('redis'),
+      iovalkey: versionOf('iovalkey'),
       'nestjs-redlock': versionOf('nestjs-redlock'),
     },
     checks,
@@ -51,7 +66,16 @@ function report(ok: boolean, stage: string, error?: unknown): void {
 
 async function main(): Promise<void> {
   let stage = 'load';
+  let clients: typeof import('./clients.js') | undefined;
   try {
+    // The nodes' client kind (src/clients.ts): an app passing node-redis or iovalkey clients has no ioredis.
+    clients = await import('./clients.js');
+    details.clients = {
+      kind: clients.kind,
+      passedAs: clients.passedAs,
+      ioredisResolvable: ioredisResolvable(),
+    };
+    if (!clients.needsIoredis) checks.noIoredisInstalled = !ioredisResolvable();
     // Dynamic, so a failure to load the library (or Nest) is reported as a result, not a crash.
     const { AppModule, CompatService } = await import('./app.module.js');
     const { NestFactory } = await import('@nestjs/core');
@@ -87,13 +111,19 @@ async function main(): Promise<void> {
     } finally {
       stage = 'close';
       await app.close();
+      // Clients the app passed in are left open by the library: the app closes them itself.
+      stage = 'close clients';
+      await clients.closeNodes();
     }
+    if (clients.clientErrors.length > 0) details.clientErrors = clients.clientErrors.slice(0, 5);
     const ok = Object.values(checks).every(Boolean);
     report(ok, ok ? 'done' : 'checks');
     process.exitCode = ok ? 0 : 1;
   } catch (error) {
     report(false, stage, error);
     process.exitCode = 1;
+    // Open clients would keep the process alive until the driver's timeout.
+    await clients?.closeNodes().catch(() => undefined);
   }
 }
 
