@@ -26,9 +26,10 @@ export function extendBatch(
   const sent: Lock[] = [];
   const at: number[] = [];
   const items: ExtendItem[] = [];
+  const now = group.clock.now();
   for (let i = 0; i < locks.length; i++) {
     const lock = locks[i];
-    const refusal = refusalOf(lock);
+    const refusal = refusalOf(lock, now);
     if (refusal) {
       settle(i, refusal);
       continue;
@@ -40,14 +41,20 @@ export function extendBatch(
   if (items.length > 0) new Batch(group, sent, items, (k, outcome) => settle(at[k], outcome));
 }
 
-/** What `extend()` refuses before asking any node. */
-function refusalOf(lock: Lock): Error | undefined {
+/** What `extend()` refuses before asking any node (`now`: the batch's time, read once for all its locks). */
+function refusalOf(lock: Lock, now: number): Error | undefined {
   if (lock.isReleased) return new LockLostError(lock.resources, messages.LOST_ALREADY_RELEASED);
-  if (lock.remainingTime <= 0) {
-    return lock.lostError ?? new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
-  }
+  // lock.remainingTime <= 0, with the clock read once per batch.
+  if (lock.lostError) return lock.lostError;
+  if (lock.validUntil - now <= 0) return new LockLostError(lock.resources, messages.LOST_BEFORE_EXTEND);
   return undefined;
 }
+
+/**
+ * A batch waits one node timeout per this many locks: the most locks the Redis adapter renews in one script
+ * call (lib/redis/renewal-batches.ts), which a node runs one after another.
+ */
+const LOCKS_PER_WAIT = 250;
 
 /** One node's answer for one lock: a flag, an error, or none yet (undefined). */
 type ItemAnswer = boolean | Error | undefined;
@@ -61,7 +68,8 @@ class Batch {
   private readonly decided: Uint8Array;
   private readonly sequences: Float64Array;
   private readonly start: number;
-  private readonly timer: Timer;
+  /** Armed once every node was asked. */
+  private timer: Timer | undefined;
   private undecided: number;
   private done = false;
   /** Set when the node timeout ended the batch: unanswered nodes are then timeouts, not pending. */
@@ -82,12 +90,26 @@ class Batch {
     this.sequences = new Float64Array(count);
     for (let i = 0; i < count; i++) this.sequences[i] = ++locks[i].extensionsSent;
     this.undecided = count;
+    // Validity counts from before the first send (docs/DESIGN.md §2, §4) ...
     this.start = clock.now();
-    this.timer = clock.setTimeout(() => {
-      this.timedOut = true;
-      this.close();
-    }, group.nodeTimeout);
     for (let j = 0; j < nodes.length; j++) this.ask(j, items);
+    // ... and the node timeout from after the last: it bounds how long the nodes take to answer, not how long
+    // this process took to write a batch of thousands of locks (tens of ms on a loaded machine, which would
+    // otherwise fail whole batches whose nodes answered at once). A node runs a batch's calls one after
+    // another, so the batch waits one node timeout per LOCKS_PER_WAIT locks (as long as those calls sent one
+    // by one would be given). Waiting longer is safe: a lock renewed late still gets only what its validity
+    // from `start` leaves (extensionOutcome: never past start + ttl, never once that is past), a lock whose
+    // quorum answered is decided at once whatever the wait, and each lock's deadline timer runs on
+    // regardless of renewals in flight (renewals.ts), so a slow batch never stretches a lock's validity.
+    this.timer = clock.setTimeout(
+      () => {
+        this.timedOut = true;
+        this.close();
+      },
+      group.nodeTimeout * Math.ceil(count / LOCKS_PER_WAIT),
+    );
+    // Answers always come asynchronously (promises), but never leave a timer behind a closed batch.
+    if (this.done) this.timer.cancel();
   }
 
   /** Asks node `j`: its batch when it has one (checked, copied), else each lock's own extend as it answers. */
@@ -169,7 +191,7 @@ class Batch {
   /** Ends the batch: at the timeout, every lock still undecided fails with what its nodes said so far. */
   private close(): void {
     if (this.done) return;
-    this.timer.cancel();
+    this.timer?.cancel();
     for (let i = 0; i < this.locks.length; i++) if (!this.decided[i]) this.decide(i, false);
     this.done = true;
   }

@@ -19,24 +19,21 @@ const MAX_SLACK = 1_000;
 /** At most this many locks are renewed in one batch (one event-loop turn); the rest follow on the next turn. */
 const RENEW_CHUNK = 2_000;
 
-/** A place in a {@link DueQueue}: when it is due (monotonic ms) and where it sits in the heap (−1: absent). */
-interface Slot {
-  at: number;
-  index: number;
-  readonly entry: Entry;
-}
-
 /**
- * Entries ordered by due time (a binary min-heap whose slots know their index, so moving or removing one is
- * O(log n)) and one clock timer armed for the earliest: any number of entries cost one timer.
+ * Entries ordered by one of their two due times (a binary min-heap whose entries know their index, so moving or
+ * removing one is O(log n)) and one clock timer armed for the earliest: any number of entries cost one timer.
+ * The renewal queue orders entries by `renewAt` (index `renewIndex`), the deadline queue by `deadlineAt`
+ * (`deadlineIndex`): each lock is one {@link Entry} in both, with no object of its own per queue.
  */
 class DueQueue {
-  private readonly heap: Slot[] = [];
+  private readonly heap: Entry[] = [];
   private timer: Timer | undefined;
   private timerAt = Infinity;
 
   constructor(
     private readonly clock: Clock,
+    /** True: ordered by deadline; false: by renewal time. */
+    private readonly byDeadline: boolean,
     /** Takes what is due at `now` (via peek/remove); may return an earlier time to be called again. */
     private readonly onDue: (now: number) => number | undefined,
   ) {}
@@ -45,33 +42,53 @@ class DueQueue {
     return this.heap.length;
   }
 
-  peek(): Slot | undefined {
+  peek(): Entry | undefined {
     return this.heap[0];
   }
 
-  /** Queues `slot` at `at`, or moves it there. */
-  set(slot: Slot, at: number): void {
-    const old = slot.at;
-    slot.at = at;
-    if (slot.index < 0) {
-      slot.index = this.heap.length;
-      this.heap.push(slot);
-      this.up(slot.index);
-    } else if (at < old) this.up(slot.index);
-    else this.down(slot.index);
+  /** When `entry` is due in this queue (meaningless while it is absent). */
+  at(entry: Entry): number {
+    return this.byDeadline ? entry.deadlineAt : entry.renewAt;
+  }
+
+  has(entry: Entry): boolean {
+    return this.indexOf(entry) >= 0;
+  }
+
+  private indexOf(entry: Entry): number {
+    return this.byDeadline ? entry.deadlineIndex : entry.renewIndex;
+  }
+
+  private place(entry: Entry, i: number): void {
+    this.heap[i] = entry;
+    if (this.byDeadline) entry.deadlineIndex = i;
+    else entry.renewIndex = i;
+  }
+
+  /** Queues `entry` at `at`, or moves it there. */
+  set(entry: Entry, at: number): void {
+    const old = this.at(entry);
+    if (this.byDeadline) entry.deadlineAt = at;
+    else entry.renewAt = at;
+    const i = this.indexOf(entry);
+    if (i < 0) {
+      this.heap.push(entry);
+      this.up(this.heap.length - 1, entry);
+    } else if (at < old) this.up(i, entry);
+    else this.down(i, entry);
     if (at < this.timerAt) this.arm(at);
   }
 
-  remove(slot: Slot): void {
-    const i = slot.index;
+  remove(entry: Entry): void {
+    const i = this.indexOf(entry);
     if (i < 0) return;
-    slot.index = -1;
+    if (this.byDeadline) entry.deadlineIndex = -1;
+    else entry.renewIndex = -1;
     const last = this.heap.pop()!;
-    if (last !== slot) {
-      this.heap[i] = last;
-      last.index = i;
-      this.up(i);
-      this.down(last.index);
+    if (last !== entry) {
+      this.place(last, i);
+      this.up(i, last);
+      this.down(this.indexOf(last), last);
     }
     // An empty queue keeps no timer (nothing to keep the process alive for); otherwise an early firing
     // finds nothing due and re-arms.
@@ -95,53 +112,64 @@ class DueQueue {
     this.timerAt = Infinity;
     const again = this.onDue(this.clock.now());
     const top = this.heap[0];
-    const next = Math.min(top ? top.at : Infinity, again ?? Infinity);
+    const next = Math.min(top ? this.at(top) : Infinity, again ?? Infinity);
     if (next < this.timerAt) this.arm(next);
   }
 
-  private up(i: number): void {
+  /** Moves `entry` (logically at index `i`) up to its place. */
+  private up(i: number, entry: Entry): void {
     const { heap } = this;
-    const slot = heap[i];
+    const at = this.at(entry);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (heap[parent].at <= slot.at) break;
-      heap[i] = heap[parent];
-      heap[i].index = i;
+      if (this.at(heap[parent]) <= at) break;
+      this.place(heap[parent], i);
       i = parent;
     }
-    heap[i] = slot;
-    slot.index = i;
+    this.place(entry, i);
   }
 
-  private down(i: number): void {
+  /** Moves `entry` (logically at index `i`) down to its place. */
+  private down(i: number, entry: Entry): void {
     const { heap } = this;
-    const slot = heap[i];
+    const at = this.at(entry);
     const n = heap.length;
     for (;;) {
       const left = 2 * i + 1;
       if (left >= n) break;
       const right = left + 1;
-      const child = right < n && heap[right].at < heap[left].at ? right : left;
-      if (heap[child].at >= slot.at) break;
-      heap[i] = heap[child];
-      heap[i].index = i;
+      const child = right < n && this.at(heap[right]) < this.at(heap[left]) ? right : left;
+      if (this.at(heap[child]) >= at) break;
+      this.place(heap[child], i);
       i = child;
     }
-    heap[i] = slot;
-    slot.index = i;
+    this.place(entry, i);
   }
 }
 
-/** One auto-extended lock. */
-interface Entry {
-  readonly lock: Lock;
-  readonly minInterval: number;
-  readonly slack: number;
-  readonly renewal: Slot;
-  readonly deadline: Slot;
-  stopped: boolean;
+/**
+ * One auto-extended lock: its places in the renewal and the deadline queues, and the lock's deadline watch
+ * (told when its deadline moves earlier). One object per held lock, no closures.
+ */
+class Entry {
+  renewAt = 0;
+  renewIndex = -1;
+  /** Never later than the lock's deadline while it is queued (it may be earlier: see Renewals). */
+  deadlineAt = 0;
+  deadlineIndex = -1;
+  stopped = false;
+
+  constructor(
+    private readonly owner: Renewals,
+    readonly lock: Lock,
+    readonly minInterval: number,
+    readonly slack: number,
+  ) {}
+
   /** The lock's deadline moved earlier (a shorter extend by hand): its deadline timer follows at once. */
-  readonly deadlineEarlier: () => void;
+  deadlineEarlier(): void {
+    if (!this.stopped) this.owner.deadlineMoved(this);
+  }
 }
 
 /**
@@ -150,13 +178,17 @@ interface Entry {
  *
  * - Each lock is due for renewal when two thirds of its ttl are left (never sooner than max(10 ms, ttl/10)
  *   after the last, never later than half the validity left). When the renewal timer fires it renews every
- *   lock due within its slack (ttl/20, at most 1 s) in one batch: one call per node for all of them
- *   (extend-batch.ts, `LockNode.extendMany`), each lock still decided on its own quorum and its validity
- *   counted from the batch's first send.
+ *   lock due within its slack (ttl/20, at most 1 s) in batches of at most {@link RENEW_CHUNK} locks, one batch
+ *   per event-loop turn: one call per node for all of them (extend-batch.ts, `LockNode.extendMany`), each lock
+ *   still decided on its own quorum and its validity counted from the batch's first send.
  * - Each lock keeps its own deadline, exactly: the deadline timer is armed for the earliest deadline of all
  *   locks and fires while renewals are still in flight, so a slow node can never stretch the time during
  *   which work runs unprotected. When it fires, every lock whose validity ran out is declared lost; a lock
- *   whose deadline moved meanwhile is re-queued at its new deadline.
+ *   whose deadline moved meanwhile is re-queued at its new deadline. A successful renewal only moves a
+ *   deadline later, so it leaves the lock where it is queued (at its older, earlier deadline: the timer fires
+ *   then, finds the lock renewed and re-queues it at its deadline of that moment), which costs one queue move
+ *   per ttl instead of one per renewal; a deadline moved earlier (a shorter extend by hand, or a failed
+ *   extend that shortened it) is re-queued at once. A lock is thus never queued later than its deadline.
  */
 export class Renewals {
   private readonly renewals: DueQueue;
@@ -171,8 +203,8 @@ export class Renewals {
     ) => void,
     private readonly onLost: (lock: Lock, error: LockLostError) => void,
   ) {
-    this.renewals = new DueQueue(clock, (now) => this.renewDue(now));
-    this.deadlines = new DueQueue(clock, (now) => this.expireDue(now));
+    this.renewals = new DueQueue(clock, false, (now) => this.renewDue(now));
+    this.deadlines = new DueQueue(clock, true, (now) => this.expireDue(now));
   }
 
   /** Renewals that failed so far (too few nodes answered, or the lock was gone): `stats.renewalsFailed`. */
@@ -185,28 +217,29 @@ export class Renewals {
 
   /** Keeps `lock` alive until the returned function is called (call it before releasing). */
   add(lock: Lock): () => void {
-    const entry = {
+    const entry = new Entry(
+      this,
       lock,
-      minInterval: Math.max(MIN_EXTEND_INTERVAL, Math.floor(lock.ttl / 10)),
-      slack: Math.min(MAX_SLACK, Math.floor(lock.ttl / 20)),
-      stopped: false,
-      deadlineEarlier: () => {
-        if (!entry.stopped) this.armDeadline(entry);
-      },
-    } as Entry;
-    (entry as { renewal: Slot }).renewal = { at: 0, index: -1, entry };
-    (entry as { deadline: Slot }).deadline = { at: 0, index: -1, entry };
+      Math.max(MIN_EXTEND_INTERVAL, Math.floor(lock.ttl / 10)),
+      Math.min(MAX_SLACK, Math.floor(lock.ttl / 20)),
+    );
     lock.deadlineWatch = entry;
-    this.armDeadline(entry);
-    this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
+    const now = this.clock.now();
+    this.armDeadline(entry, now);
+    this.scheduleRenewal(entry, now, lock.remainingTime - RENEW_AT * lock.ttl);
     return () => this.stop(entry);
+  }
+
+  /** @internal `entry`'s lock has an earlier deadline (Entry.deadlineEarlier). */
+  deadlineMoved(entry: Entry): void {
+    this.armDeadline(entry, this.clock.now());
   }
 
   private stop(entry: Entry): void {
     entry.stopped = true;
     if (entry.lock.deadlineWatch === entry) entry.lock.deadlineWatch = undefined;
-    this.renewals.remove(entry.renewal);
-    this.deadlines.remove(entry.deadline);
+    this.renewals.remove(entry);
+    this.deadlines.remove(entry);
   }
 
   private lose(entry: Entry, error: LockLostError): void {
@@ -216,30 +249,32 @@ export class Renewals {
   }
 
   /** The deadline is the lock's own (now at once when it is already lost). */
-  private armDeadline(entry: Entry): void {
+  private armDeadline(entry: Entry, now: number): void {
     const { lock } = entry;
-    this.deadlines.set(entry.deadline, lock.lostError ? this.clock.now() : lock.validUntil);
+    this.deadlines.set(entry, lock.lostError ? now : lock.validUntil);
   }
 
-  private scheduleRenewal(entry: Entry, delay: number): void {
+  private scheduleRenewal(entry: Entry, now: number, delay: number): void {
     // The floor keeps short ttls from spinning, but never past half the validity left: a lock with a ttl
     // near the 10 ms minimum would otherwise always be lost before its first renewal.
-    const due = Math.min(Math.max(entry.minInterval, delay), Math.max(1, entry.lock.remainingTime / 2));
-    this.renewals.set(entry.renewal, this.clock.now() + due);
+    const { lock } = entry;
+    const remaining = lock.lostError ? 0 : lock.validUntil - now;
+    const due = Math.min(Math.max(entry.minInterval, delay), Math.max(1, remaining / 2));
+    this.renewals.set(entry, now + due);
   }
 
   private renewDue(now: number): number | undefined {
     const batch: Entry[] = [];
     for (;;) {
       const top = this.renewals.peek();
-      if (!top || top.at - top.entry.slack > now) break;
+      if (!top || top.renewAt - top.slack > now) break;
       // More due than one batch should hold: the rest on the next turn, after I/O.
       if (batch.length === RENEW_CHUNK) {
         this.renew(batch);
         return now;
       }
       this.renewals.remove(top);
-      batch.push(top.entry);
+      batch.push(top);
     }
     if (batch.length > 0) this.renew(batch);
     return undefined;
@@ -252,11 +287,10 @@ export class Renewals {
       settled[i] = 1;
       this.renewed(batch[i], outcome);
     };
+    const locks = new Array<Lock>(batch.length);
+    for (let i = 0; i < batch.length; i++) locks[i] = batch[i].lock;
     try {
-      this.extendMany(
-        batch.map((entry) => entry.lock),
-        settle,
-      );
+      this.extendMany(locks, settle);
     } catch (error) {
       // Never expected; the locks are then retried while their validity lasts, never left unscheduled.
       const cause = error instanceof Error ? error : new Error(String(error));
@@ -268,8 +302,11 @@ export class Renewals {
     const { lock } = entry;
     if (error === undefined) {
       if (entry.stopped) return;
-      this.armDeadline(entry);
-      this.scheduleRenewal(entry, lock.remainingTime - RENEW_AT * lock.ttl);
+      const now = this.clock.now();
+      // Renewed: the deadline only moved later (an earlier one was re-queued when it moved), so the lock
+      // stays queued at its older deadline, which the deadline timer re-queues when it gets there.
+      if (!this.deadlines.has(entry)) this.armDeadline(entry, now);
+      this.scheduleRenewal(entry, now, lock.validUntil - now - RENEW_AT * lock.ttl);
       return;
     }
     // A lock released (or handed back) while its renewal was in flight is no failed renewal.
@@ -278,19 +315,19 @@ export class Renewals {
     if (error instanceof LockLostError) return this.lose(entry, error);
     // Too few nodes answered (or the instance is closing): the lock is unchanged (or ends earlier,
     // docs/DESIGN.md §4); try again while validity lasts — the deadline decides.
-    this.armDeadline(entry);
-    this.scheduleRenewal(entry, entry.minInterval);
+    const now = this.clock.now();
+    this.armDeadline(entry, now);
+    this.scheduleRenewal(entry, now, entry.minInterval);
   }
 
   private expireDue(now: number): undefined {
     for (;;) {
       const top = this.deadlines.peek();
-      if (!top || top.at > now) return undefined;
-      const { entry } = top;
-      const { lock } = entry;
-      // Extended meanwhile (by hand, say): wait for the new deadline instead.
+      if (!top || top.deadlineAt > now) return undefined;
+      const { lock } = top;
+      // Renewed or extended meanwhile: wait for the new deadline instead.
       if (!lock.lostError && lock.validUntil > now) this.deadlines.set(top, lock.validUntil);
-      else this.lose(entry, new LockLostError(lock.resources, LOST_BEFORE_RENEWAL));
+      else this.lose(top, new LockLostError(lock.resources, LOST_BEFORE_RENEWAL));
     }
   }
 }

@@ -8,7 +8,7 @@ import type {
   RevokeRequest,
 } from '../core';
 import { slotOf, tagForSlot } from './cluster-slots';
-import { renewalCalls } from './renewal-batches';
+import { renewalScriptCalls } from './renewal-batches';
 import {
   UnexpectedReplyError,
   acquireReplyOf,
@@ -35,7 +35,6 @@ import {
   ScriptCall,
   acquireCall,
   extendCall,
-  extendManyCall,
   fenceCall,
   limitCall,
   releaseCall,
@@ -156,21 +155,22 @@ export abstract class ScriptLockNode implements LockNode {
   extendMany(items: readonly ExtendItem[]): Promise<(boolean | Error)[]> {
     if (items.length === 0) return Promise.resolve([]);
     const flags: (boolean | Error)[] = new Array(items.length);
-    const calls = renewalCalls(items, this.cluster);
+    // Built once for the batch, shared with the batch's other nodes.
+    const calls = renewalScriptCalls(items, this.cluster);
     let failed = 0;
     let firstError: unknown;
-    const sent = calls.map((call) =>
-      this.run(EXTEND_MANY_SCRIPT, extendManyCall(call.map((i) => items[i])))
-        .then((raw) => flagsReplyOf(this.name, raw, call.length))
+    const sent = calls.map(({ indexes, call }) =>
+      this.run(EXTEND_MANY_SCRIPT, call)
+        .then((raw) => flagsReplyOf(this.name, raw, indexes.length))
         .then(
           (answered) => {
-            for (let k = 0; k < call.length; k++) flags[call[k]] = answered[k];
+            for (let k = 0; k < indexes.length; k++) flags[indexes[k]] = answered[k];
           },
           (error: unknown) => {
             failed++;
             firstError ??= error;
             const cause = error instanceof Error ? error : new Error(String(error));
-            for (const i of call) flags[i] = cause;
+            for (const i of indexes) flags[i] = cause;
           },
         ),
     );
