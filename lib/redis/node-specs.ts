@@ -1,4 +1,4 @@
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
 import { ioredis, nodeRedis } from './ioredis-module';
 import { ioredisOptionKeys } from './ioredis-option-keys';
@@ -20,14 +20,31 @@ import {
  */
 export type NodeSpec =
   | string
-  | RedisOptions
-  | Redis
-  | Cluster
+  | IoredisOptions
   | IoredisCompatibleClient
   | NodeRedisClientOptions
   | NodeRedisClientLike
   | NodeRedisClusterLike
   | LockNode;
+
+/**
+ * ioredis options (`RedisOptions`) for a node the library connects itself, typed here so that the package's
+ * declarations need no ioredis installed: the common fields, and any other option ioredis accepts (an unknown
+ * key is refused when the instance is made, naming the near one).
+ */
+export interface IoredisOptions {
+  host?: string;
+  port?: number;
+  path?: string;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: object;
+  name?: string;
+  sentinels?: readonly { host?: string; port?: number }[];
+  connectTimeout?: number;
+  [option: string]: unknown;
+}
 
 /**
  * `createClient()` options of node-redis, for a node the library connects itself with `client: 'node-redis'`
@@ -49,7 +66,6 @@ export interface IoredisCompatibleClient {
   readonly status: string;
   evalsha(...args: never[]): Promise<unknown>;
   duplicate(...args: never[]): unknown;
-  on(event: string, listener: (...args: never[]) => void): unknown;
 }
 
 /**
@@ -57,6 +73,7 @@ export interface IoredisCompatibleClient {
  * wait in an offline queue or be resent after a reconnect: a replayed SET could land on a restarted node
  * long after the caller gave up on it.
  */
+/** @internal */
 export const OWNED_CLIENT_SAFETY: Readonly<RedisOptions> = Object.freeze({
   enableOfflineQueue: false,
   autoResendUnfulfilledCommands: false,
@@ -237,6 +254,7 @@ function isLockNode(value: object): value is LockNode {
 }
 
 /** Duck-typed, so a client from another copy of ioredis is recognised too. */
+/** @internal */
 export function isRedisClient(value: object): value is Redis {
   const candidate = value as Partial<Redis>;
   return typeof candidate.evalsha === 'function' && typeof candidate.status === 'string';

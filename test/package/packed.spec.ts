@@ -171,7 +171,38 @@ const NODE_REDIS_DEPENDENCIES = [
   'redis',
   'reflect-metadata',
   'rxjs',
+  '@types/node',
 ];
+
+/**
+ * The same app's TypeScript, type-checked against the installed declarations with skipLibCheck off (the
+ * declarations must not need ioredis, and NodeSpec must still reject what is no node: not `any`).
+ */
+const NODE_REDIS_TYPES_TS = `
+import { Injectable, Module } from '@nestjs/common';
+import { createClient } from 'redis';
+import { Locked, NodeSpec, Redlock, RedlockModule } from 'nestjs-redlock';
+
+const clients = ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6380'].map((url) => createClient({ url }));
+const nodes: NodeSpec[] = [...clients, 'redis://127.0.0.1:6381'];
+
+@Injectable()
+export class Jobs {
+  @Locked('job:<0>')
+  async run(id: string): Promise<string> {
+    return id;
+  }
+}
+
+@Module({ imports: [RedlockModule.forRoot(clients)], providers: [Jobs] })
+export class AppModule {}
+
+export const standalone = new Redlock(nodes, { client: 'node-redis' });
+// @ts-expect-error a number is no node
+export const refused = new Redlock([42]);
+// @ts-expect-error no such client kind
+export const unknownKind = new Redlock(nodes, { client: 'glide' });
+`;
 
 /** An app whose only Redis client is node-redis: @Locked, a guarded @Cron tick on two instances, no ioredis. */
 const NODE_REDIS_MAIN_JS = `
@@ -411,6 +442,11 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
       JSON.stringify({ name: 'node-redis-app', private: true }),
     );
     fs.writeFileSync(path.join(redisOnly, 'main.js'), NODE_REDIS_MAIN_JS);
+    fs.writeFileSync(path.join(redisOnly, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+    fs.mkdirSync(path.join(redisOnly, 'src'));
+    fs.writeFileSync(path.join(redisOnly, 'src', 'types.ts'), NODE_REDIS_TYPES_TS);
+    const checked = typeCheck(redisOnly, ['--noEmit'], isOurs);
+    expect(checked.output).toBe('');
     const urls = nodes!.urls.join(',');
     const output = execFileSync(process.execPath, ['main.js'], {
       cwd: redisOnly,
