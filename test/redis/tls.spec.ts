@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import { Redlock } from '../../lib';
 import { RedisNodes, freePort, startRedisNodes } from '../support';
 import { TlsFiles, makeTlsFiles } from '../support/tls-certs';
@@ -76,6 +77,33 @@ describe('TLS (3 real redis-server nodes, self-signed CA)', () => {
       await expect(redlock.acquire('tls:2')).rejects.toThrow(/Could not lock "tls:2"/);
     } finally {
       await redlock.quit();
+    }
+  });
+
+  it('node-redis clients over TLS (rediss:// with the CA in socket options), passed in and created by the library', async () => {
+    const clients = tlsPorts.map((port) =>
+      createClient({ url: `rediss://127.0.0.1:${port}`, socket: { tls: true, ca: tls.caPem } }).on(
+        'error',
+        () => undefined,
+      ),
+    );
+    const passed = new Redlock(clients, { restartGuard: false, logger: false });
+    const created = new Redlock(
+      tlsPorts.map((port) => ({ url: `rediss://127.0.0.1:${port}`, socket: { tls: true, ca: tls.caPem } })),
+      { restartGuard: false, logger: false, client: 'node-redis' },
+    );
+    try {
+      for (const redlock of [passed, created]) {
+        const states = await redlock.connect(3_000);
+        expect(states.every((state) => state.ready)).toBe(true);
+        const lock = await redlock.acquire('tls:nr', { fencing: true });
+        expect(lock.fencingToken).toBeGreaterThan(0);
+        const result = await redlock.release(lock);
+        expect((await result.settled).releasedOn).toBe(3);
+      }
+    } finally {
+      await Promise.all([passed.quit(), created.quit()]);
+      clients.forEach((client) => void client.destroy());
     }
   });
 });
