@@ -187,7 +187,7 @@ const NO_ARGS: never[] = [];
  * argument — for a batched renewal (5 arguments per lock and node) more than a quarter of the client's
  * CPU per renewed lock (docs/BENCHMARKS.md, held locks). Only for a plain client of the ioredis module this
  * library loads (the one it creates its clients with: its Command class is then the client's own) without
- * `keyPrefix` (the Command constructor would prefix keys) or `showFriendlyErrorStack`; any other client
+ * `keyPrefix` (the Command constructor would prefix keys), `showFriendlyErrorStack` or auto-pipelining; any other client
  * (iovalkey, another copy of ioredis, a Cluster) keeps {@link send}. The Command is what ioredis' `evalsha`
  * and `eval` build (same name, arguments, reply encoding), so the bytes on the wire are the same.
  */
@@ -200,8 +200,10 @@ function prebuiltSender(client: Redis): Sender | undefined {
   } catch {
     return undefined;
   }
-  const options = (client as { options?: { keyPrefix?: unknown; showFriendlyErrorStack?: unknown } }).options;
-  if (!options || options.keyPrefix || options.showFriendlyErrorStack) return undefined;
+  const options = (client as unknown as { options?: Record<string, unknown> }).options;
+  // keyPrefix: the constructor prefixes keys; the other two change how ioredis' own methods send.
+  if (!options || options.keyPrefix || options.showFriendlyErrorStack || options.enableAutoPipelining)
+    return undefined;
   return (target, script, keys, args, inFull = false) => {
     const flat = new Array<string>(2 + keys.length + args.length);
     flat[0] = inFull ? script.source : script.sha;
