@@ -2,6 +2,7 @@ import { InvalidArgumentError, LockLostError, LockRevokedError } from './errors'
 import type { RedlockEvents } from './events';
 import type { NodeGroup } from './fan-out';
 import type { Lock } from './lock';
+import type { LockNode } from './lock-node';
 import * as messages from './messages';
 import { callNode } from './node-contract';
 import { largestLimit, readAll } from './inspection';
@@ -56,6 +57,10 @@ const MAX_REASON = 500;
  * `LockRevokedError`. Where a message cannot arrive, the holder still learns it at its next renewal (the keys
  * are gone) or its deadline.
  */
+/** How many times a node's subscription to the revocation channel is tried, and how far apart (ms). */
+const LISTEN_ATTEMPTS = 6;
+const LISTEN_RETRY_MS = 1_000;
+
 export class Revocations {
   /** The locks this instance holds, by resource: the lock, or a set of them when several share it. */
   private readonly held = new Map<string, Lock | Set<Lock>>();
@@ -151,16 +156,28 @@ export class Revocations {
    * subscription a holder learns of a revocation at its next renewal or its deadline.
    */
   listen(): Promise<void> {
-    this.listening ??= Promise.all(
-      this.context.group.nodes.map((node) =>
-        node.subscribeToChannel
-          ? callNode(node, 'subscribeToChannel', () =>
-              node.subscribeToChannel!(this.channel, (message) => this.onMessage(message)),
-            ).catch(() => undefined)
-          : undefined,
-      ),
-    ).then(() => undefined);
+    this.listening ??= Promise.all(this.context.group.nodes.map((node) => this.subscribeOn(node, 0))).then(
+      () => undefined,
+    );
     return this.listening;
+  }
+
+  /**
+   * One node's subscription. A failed one (a confirmation that came too late on a loaded host, a node that was
+   * down) is tried again in the background, a few times, so the instance does not stay deaf to revocations;
+   * only the first attempt is waited for. After `quit()` the node refuses at once and the retries end.
+   */
+  private subscribeOn(node: LockNode, attempt: number): Promise<void> {
+    if (!node.subscribeToChannel) return Promise.resolve();
+    return callNode(node, 'subscribeToChannel', () =>
+      node.subscribeToChannel!(this.channel, (message) => this.onMessage(message)),
+    ).then(
+      () => undefined,
+      () => {
+        if (attempt + 1 >= LISTEN_ATTEMPTS) return;
+        this.context.group.clock.setTimeout(() => void this.subscribeOn(node, attempt + 1), LISTEN_RETRY_MS);
+      },
+    );
   }
 
   private onMessage(message: string): void {

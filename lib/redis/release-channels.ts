@@ -5,6 +5,8 @@ import type { NodeChannels } from './script-node';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
 const SUBSCRIBE_TIMEOUT = 250;
+/** The same for a channel nobody waits on (revocations): a slow confirmation on a loaded host is still one. */
+const BACKGROUND_SUBSCRIBE_TIMEOUT = 3_000;
 
 interface ClusterLike {
   options: { redisOptions?: object };
@@ -51,12 +53,20 @@ export class ChannelHub implements NodeChannels {
 
   /** Every message published on `channel` (revocations, docs/DESIGN.md §16), on the same connection. */
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void> {
-    return this.listen([channel], (event, message) => {
-      if (event === 'released' && message !== undefined) onMessage(message);
-    });
+    return this.listen(
+      [channel],
+      (event, message) => {
+        if (event === 'released' && message !== undefined) onMessage(message);
+      },
+      BACKGROUND_SUBSCRIBE_TIMEOUT,
+    );
   }
 
-  private async listen(channels: readonly string[], listener: ChannelListener): Promise<() => void> {
+  private async listen(
+    channels: readonly string[],
+    listener: ChannelListener,
+    timeout = SUBSCRIBE_TIMEOUT,
+  ): Promise<() => void> {
     const subscriber = this.connect();
     const fresh: string[] = [];
     for (const channel of channels) {
@@ -85,8 +95,8 @@ export class ChannelHub implements NodeChannels {
       try {
         await withTimeout(
           subscriber.subscribe(fresh),
-          SUBSCRIBE_TIMEOUT,
-          () => new Error(`subscription not confirmed within ${SUBSCRIBE_TIMEOUT} ms`),
+          timeout,
+          () => new Error(`subscription not confirmed within ${timeout} ms`),
         );
       } catch (error) {
         unwatch();

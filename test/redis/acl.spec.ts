@@ -125,6 +125,33 @@ describe('ACL users (3 real nodes)', () => {
     }
   });
 
+  it('a revocation subscription refused at connect is tried again: once the channel is granted, the holder hears it', async () => {
+    const operator = new Redlock(await asUser('locker', LEAST_PRIVILEGE), {
+      logger: false,
+      restartGuard: false,
+    });
+    const late = await asUser('late', LEAST_PRIVILEGE.replace(' &redlock:*', ''));
+    const holder = new Redlock(late, { logger: false, restartGuard: false, nodeTimeout: 500 });
+    try {
+      await Promise.all([operator.connect(2_000), holder.connect(2_000)]); // the holder's SUBSCRIBE is refused
+      for (const node of nodes.nodes) {
+        const admin = node.redis();
+        await admin.call('ACL', 'SETUSER', 'late', '&redlock:*'); // the channel is granted after connect
+        await admin.quit();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // a retry (every second) subscribes
+      const lock = await holder.acquire('acl:late', { ttl: 30_000 });
+      const aborted = new Promise((resolve) =>
+        lock.signal.addEventListener('abort', resolve, { once: true }),
+      );
+      await operator.revoke('acl:late', { reason: 'granted later' });
+      await aborted;
+      expect(lock.lostError?.name).toBe('LockRevokedError');
+    } finally {
+      await Promise.all([operator.quit(), holder.quit()]);
+    }
+  });
+
   it('+@all -@dangerous: the same, INFO denied', async () => {
     await lifecycle(await asUser('app', NO_DANGEROUS));
   });
