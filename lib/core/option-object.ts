@@ -31,7 +31,10 @@ export function readOptions(value: unknown, kind: OptionsKind): Record<string, u
       throw new InvalidArgumentError(messages.notAnOptionsObject(kind.name, value));
     }
     keys = Object.keys(value);
-    const inherited = inheritedKey(value, kind.known);
+    // Plain objects (the usual case) inherit nothing to look at: one prototype read decides.
+    const proto = Object.getPrototypeOf(value) as object | null;
+    const inherited =
+      proto === Object.prototype || proto === null ? undefined : inheritedKey(proto, kind.known);
     if (inherited !== undefined && !kind.known.has(inherited)) {
       throw new UnknownOptionError(kind.option, inherited, kind.known);
     }
@@ -58,13 +61,13 @@ export function readOptions(value: unknown, kind: OptionsKind): Record<string, u
 }
 
 /**
- * A key the object inherits that a reader of own keys would miss: any enumerable one, or an option name (a
- * class's getter), found on a prototype below `Object.prototype` (of any realm: the one whose prototype is
- * null). Plain objects have none, and class instances with their options as fields pass.
+ * A key an object inherits, from its prototype `first` on, that a reader of own keys would miss: any
+ * enumerable one, or an option name (a class's getter), found on a prototype below `Object.prototype` (of any
+ * realm: the one whose prototype is null). Plain objects have none, and class instances with their options as fields pass.
  */
-function inheritedKey(value: object, known: ReadonlySet<string>): string | undefined {
+function inheritedKey(first: object, known: ReadonlySet<string>): string | undefined {
   for (
-    let proto: object | null = Object.getPrototypeOf(value) as object | null;
+    let proto: object | null = first;
     proto !== null && Object.getPrototypeOf(proto) !== null;
     proto = Object.getPrototypeOf(proto) as object | null
   ) {
