@@ -295,6 +295,23 @@ export function lost(resources: readonly string[], reason: string): string {
 }
 
 export const LOST_BEFORE_RENEWAL = 'its validity ran out before it could be extended.';
+
+/** Below this ttl, a lock lost before its first renewal is explained by its ttl (ms). */
+const SHORT_RENEWED_TTL = 100;
+
+/**
+ * Why an auto-extended lock was lost at its deadline. A short ttl never renewed says that the ttl itself is
+ * the cause, and what to use instead.
+ */
+export function lostBeforeRenewal(ttl: number, everRenewed: boolean): string {
+  if (everRenewed || ttl >= SHORT_RENEWED_TTL) return LOST_BEFORE_RENEWAL;
+  return (
+    `its validity ran out before its first renewal: a ${ttl} ms ttl leaves, after the acquisition and the ` +
+    'drift allowance, only a few ms for a renewal to reach a quorum of nodes and come back (a round trip plus ' +
+    `event-loop delays). With auto-extension use a ttl of at least ${SHORT_RENEWED_TTL} ms (1,000 ms or more ` +
+    'is usual; the lock is renewed while the work runs), or autoExtend: false for work that ends within the ttl.'
+  );
+}
 export const LOST_DURING_WORK = 'its validity ran out while the work was running.';
 export const LOST_BEFORE_EXTEND = 'its validity ran out before it was extended.';
 export const LOST_ALREADY_RELEASED = 'it was already released.';

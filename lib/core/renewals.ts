@@ -2,7 +2,7 @@ import type { Clock, Timer } from './clock';
 import { LockLostError } from './errors';
 import type { RenewalOutcome } from './extend-batch';
 import type { Lock } from './lock';
-import { LOST_BEFORE_RENEWAL } from './messages';
+import { lostBeforeRenewal } from './messages';
 
 /** Renew once the remaining validity falls to this fraction of the ttl. */
 const RENEW_AT = 2 / 3;
@@ -158,6 +158,8 @@ class Entry {
   deadlineAt = 0;
   deadlineIndex = -1;
   stopped = false;
+  /** A renewal succeeded at least once (a lock lost before its first one may have too short a ttl). */
+  renewed = false;
 
   constructor(
     private readonly owner: Renewals,
@@ -302,6 +304,7 @@ export class Renewals {
     const { lock } = entry;
     if (error === undefined) {
       if (entry.stopped) return;
+      entry.renewed = true;
       const now = this.clock.now();
       // Renewed: the deadline only moved later (an earlier one was re-queued when it moved), so the lock
       // stays queued at its older deadline, which the deadline timer re-queues when it gets there.
@@ -327,7 +330,7 @@ export class Renewals {
       const { lock } = top;
       // Renewed or extended meanwhile: wait for the new deadline instead.
       if (!lock.lostError && lock.validUntil > now) this.deadlines.set(top, lock.validUntil);
-      else this.lose(top, new LockLostError(lock.resources, LOST_BEFORE_RENEWAL));
+      else this.lose(top, new LockLostError(lock.resources, lostBeforeRenewal(lock.ttl, top.renewed)));
     }
   }
 }

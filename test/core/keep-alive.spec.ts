@@ -85,5 +85,38 @@ describe('keepAlive renewal timing (virtual clock)', () => {
     );
     await clock.advance(100);
     expect(lost).toHaveLength(1);
+    // A 10 ms ttl never renewed: the message says the ttl is the cause and what to use instead.
+    expect(String((lost[0] as Error).message)).toMatch(
+      /a 10 ms ttl leaves.*at least 100 ms.*autoExtend: false/,
+    );
+  });
+
+  it('a lock with a usual ttl lost at its deadline gets the plain message, and so does a short one renewed before', async () => {
+    const clock = new VirtualClock();
+    const lost: unknown[] = [];
+    keepAlive(
+      lockOf(clock, 1_000, 900),
+      clock,
+      () => new Promise(() => undefined),
+      (_lock, error) => lost.push(error),
+    );
+    const short = lockOf(clock, 20, 16);
+    let renewals = 0;
+    keepAlive(
+      short,
+      clock,
+      async (held) => {
+        // One renewal succeeds, the next never answers.
+        if (renewals++ > 0) return new Promise(() => undefined);
+        (held as unknown as { setDeadline(d: number): void }).setDeadline(clock.now() + 16);
+        return held;
+      },
+      (_lock, error) => lost.push(error),
+    );
+    await clock.advance(2_000);
+    expect(lost.map((error) => String((error as Error).message))).toEqual([
+      expect.stringMatching(/validity ran out before it could be extended\.$/),
+      expect.stringMatching(/validity ran out before it could be extended\.$/),
+    ]);
   });
 });
