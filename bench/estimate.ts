@@ -1,4 +1,4 @@
-import { BASELINE, type Implementation } from './adapters';
+import { BASELINE, type Implementation, runsIn } from './adapters';
 import { HELD_100K, type ScaleProfile } from './config';
 import { SCENARIOS, ScenarioId } from './scenarios';
 
@@ -51,43 +51,43 @@ export function estimateScenarios(
   heldCounts: readonly number[],
   only?: readonly ScenarioId[],
 ): Estimate[] {
-  const n = impls.length;
   const { rounds } = scale;
   const seq = COST.sequentialCycleMs;
-  const ms: Record<ScenarioId, () => number> = {
-    uncontended: () => n * rounds * (scale.uncontended.warmup + scale.uncontended.iterations) * seq,
-    throughput: () => n * scale.throughput.warmupMs + n * rounds * scale.throughput.durationMs,
+  // Each formula sees the implementations that take part in its scenario (the client variants: 1–3 only).
+  const ms: Record<ScenarioId, (part: readonly Implementation[], n: number) => number> = {
+    uncontended: (_, n) => n * rounds * (scale.uncontended.warmup + scale.uncontended.iterations) * seq,
+    throughput: (_, n) => n * scale.throughput.warmupMs + n * rounds * scale.throughput.durationMs,
     // The last cycles of each round finish after its end (peers' retries): ~0.3 s.
-    contention: () =>
-      impls.filter((impl) => impl.retries).length * rounds * (scale.contention.durationMs + 300),
-    slowNode: () => {
+    contention: (part) =>
+      part.filter((impl) => impl.retries).length * rounds * (scale.contention.durationMs + 300),
+    slowNode: (part, n) => {
       const { warmup, iterations, latencyMs, maxBlockMs } = scale.slowNode;
       // Each round waits for its releases, answered by the slow node; redlock-universal waits for the slow
       // node on every acquire, so its rounds end at maxBlockMs.
-      const waits = impls.some((impl) => impl.name === 'redlock-universal') ? maxBlockMs : 0;
+      const waits = part.some((impl) => impl.name === 'redlock-universal') ? maxBlockMs : 0;
       return rounds * (n * ((warmup + iterations) * seq + 4 * latencyMs) + waits);
     },
-    scale: () => {
+    scale: (_, n) => {
       const { nodeCounts, latencyMs, warmup, iterations } = scale.scale;
       const cycles = n * rounds * (warmup + iterations);
       return nodeCounts.reduce((sum, count) => sum + cycles * COST.proxiedCycleMs(latencyMs, count), 0);
     },
     decorator: () => 3 * rounds * (scale.decorator.warmup + scale.decorator.iterations) * seq,
-    memory: () => {
+    memory: (part) => {
       const m = scale.memory;
-      return impls.reduce((sum, impl) => {
+      return part.reduce((sum, impl) => {
         const cycles = m.warmup + (impl.name === BASELINE ? m.cycles : m.peerCycles);
         return sum + COST.childMs + (cycles + m.held) * COST.concurrentCycleMs + m.holdMs;
       }, 0);
     },
-    heldScale: () => {
+    heldScale: (part) => {
       const { holdMs } = scale.heldScale;
       const slowest = Math.max(...Object.values(COST.held100kSeconds));
       const count = (impl: Implementation, held: number) =>
         held === HELD_100K
           ? (COST.held100kSeconds[impl.name] ?? slowest) * 1000
           : COST.heldCountMs + holdMs + held * COST.concurrentCycleMs;
-      return impls.reduce(
+      return part.reduce(
         (sum, impl) => sum + COST.childMs + heldCounts.reduce((all, held) => all + count(impl, held), 0),
         0,
       );
@@ -95,11 +95,12 @@ export function estimateScenarios(
     // Six runs of the throughput duration: readers, permits, skewed links, then the two redis-semaphore peers.
     beyondMutex: () => 6 * scale.throughput.durationMs + 2_000,
   };
+  const own = (id: ScenarioId) => impls.filter((impl) => runsIn(impl, id));
   return SCENARIOS.filter((scenario) => !only?.length || only.includes(scenario.id)).map((scenario) => ({
     id: scenario.id,
     number: scenario.number,
     title: scenario.title,
-    seconds: ms[scenario.id]() / 1000,
+    seconds: ms[scenario.id](own(scenario.id), own(scenario.id).length) / 1000,
   }));
 }
 

@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRedisNodes, waitForNodeAge } from '../test/support';
-import { Implementation, selectImplementations } from './adapters';
+import { Implementation, runsIn, selectImplementations } from './adapters';
 import { HELD_100K, ScaleProfile, scaleFromEnv } from './config';
 import { duration, estimateScenarios, estimateTotal } from './estimate';
 import { checkTargets } from './report/targets';
@@ -67,7 +67,9 @@ export async function runBench(
       await nodes.flushAll();
       const began = Date.now();
       try {
-        scenarios[scenario.id] = await scenario.run(context);
+        // The client variants of nestjs-redlock take part in scenarios 1–3 only.
+        const own = context.impls.filter((impl) => runsIn(impl, scenario.id));
+        scenarios[scenario.id] = await scenario.run({ ...context, impls: own });
         seconds[scenario.id] = (Date.now() - began) / 1000;
         log(`   ${seconds[scenario.id]!.toFixed(1)} s`);
       } catch (error) {

@@ -1,3 +1,5 @@
+import type { ScenarioId } from '../scenarios/types';
+
 /**
  * The common face every implementation shows the scenarios: acquire one resource for `ttl` ms, release it.
  * Each adapter creates its own ioredis clients to the nodes it is given and closes them in `teardown()`.
@@ -23,7 +25,11 @@ export type ImplName =
   | 'floor'
   | 'floor+scripts'
   | 'floor+scripts+autopipelining'
-  | 'floor+autopipelining';
+  | 'floor+autopipelining'
+  | 'nestjs-redlock (node-redis)'
+  | 'nestjs-redlock (node-redis, created)'
+  | 'nestjs-redlock (iovalkey)'
+  | 'nestjs-redlock (ioredis, passed in)';
 
 export interface SetupOptions {
   /** redis:// URLs of the independent nodes, in order. */
@@ -44,5 +50,7 @@ export interface Implementation {
   readonly extension: string;
   /** False for the raw floor, which has no retry policy (left out of the contention scenario). */
   readonly retries: boolean;
+  /** The scenarios it takes part in; default: every one (the client variants of nestjs-redlock: 1–3). */
+  readonly scenarios?: readonly ScenarioId[];
   setup(options: SetupOptions): Promise<BenchLock>;
 }

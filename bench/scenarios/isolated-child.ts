@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { ADMIN_CLIENT_OPTIONS } from '../../test/support/types';
-import { IMPLEMENTATIONS, Implementation } from '../adapters';
+import { ALL_IMPLEMENTATIONS, Implementation } from '../adapters';
 import { withImplementations } from '../rounds';
 import { holdMany } from './held-scale';
 import { ERROR_MARKER, IsolatedJob, RESULT_MARKER, encodeRow } from './isolated';
@@ -38,7 +38,7 @@ function log(message: string): void {
 
 async function main(): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? '') as IsolatedJob;
-  const impl = IMPLEMENTATIONS.find((candidate) => candidate.name === job.impl);
+  const impl = ALL_IMPLEMENTATIONS.find((candidate) => candidate.name === job.impl);
   if (!impl) throw new Error(`no implementation named ${job.impl}`);
   const admins = job.urls.map((url) => new Redis(url, ADMIN_CLIENT_OPTIONS).on('error', () => undefined));
   try {
