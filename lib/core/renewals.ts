@@ -110,10 +110,15 @@ class DueQueue {
   private fire(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const again = this.onDue(this.clock.now());
-    const top = this.heap[0];
-    const next = Math.min(top ? this.at(top) : Infinity, again ?? Infinity);
-    if (next < this.timerAt) this.arm(next);
+    let again: number | undefined;
+    try {
+      again = this.onDue(this.clock.now());
+    } finally {
+      // Re-armed even when a callback threw (a user's logger): a deadline timer must never stop.
+      const top = this.heap[0];
+      const next = Math.min(top ? this.at(top) : Infinity, again ?? Infinity);
+      if (next < this.timerAt) this.arm(next);
+    }
   }
 
   /** Moves `entry` (logically at index `i`) up to its place. */
@@ -158,6 +163,8 @@ class Entry {
   deadlineAt = 0;
   deadlineIndex = -1;
   stopped = false;
+  /** How many `add()` calls keep this lock alive (keepAlive twice on one lock shares one entry). */
+  holds = 1;
   /** A renewal succeeded at least once (a lock lost before its first one may have too short a ttl). */
   renewed = false;
 
@@ -167,6 +174,11 @@ class Entry {
     readonly minInterval: number,
     readonly slack: number,
   ) {}
+
+  /** Whether `renewals` keeps this entry (and it still runs). */
+  keptBy(renewals: Renewals): boolean {
+    return this.owner === renewals && !this.stopped;
+  }
 
   /** The lock's deadline moved earlier (a shorter extend by hand): its deadline timer follows at once. */
   deadlineEarlier(): void {
@@ -219,6 +231,12 @@ export class Renewals {
 
   /** Keeps `lock` alive until the returned function is called (call it before releasing). */
   add(lock: Lock): () => void {
+    // Kept alive already (keepAlive twice, or inside using()): one entry, stopped when its last keeper stops.
+    const kept = lock.deadlineWatch;
+    if (kept instanceof Entry && kept.keptBy(this)) {
+      kept.holds++;
+      return this.releaser(kept);
+    }
     const entry = new Entry(
       this,
       lock,
@@ -229,7 +247,17 @@ export class Renewals {
     const now = this.clock.now();
     this.armDeadline(entry, now);
     this.scheduleRenewal(entry, now, lock.remainingTime - RENEW_AT * lock.ttl);
-    return () => this.stop(entry);
+    return this.releaser(entry);
+  }
+
+  /** The stop function of one keeper of `entry` (idempotent); the entry stops with its last keeper. */
+  private releaser(entry: Entry): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--entry.holds === 0) this.stop(entry);
+    };
   }
 
   /** @internal `entry`'s lock has an earlier deadline (Entry.deadlineEarlier). */
@@ -247,7 +275,12 @@ export class Renewals {
   private lose(entry: Entry, error: LockLostError): void {
     if (entry.stopped) return;
     this.stop(entry);
-    if (entry.lock.markLost(error)) this.onLost(entry.lock, error);
+    if (!entry.lock.markLost(error)) return;
+    try {
+      this.onLost(entry.lock, error);
+    } catch {
+      // A logger or listener that throws must not stop the watchdog (the loss itself is recorded).
+    }
   }
 
   /** The deadline is the lock's own (now at once when it is already lost). */

@@ -40,7 +40,9 @@ export class CommandBatcher {
     private readonly client: Redis,
     private readonly batching: boolean,
   ) {
-    this.send = prebuiltSender(client) ?? send;
+    // Only the library's own clients (batching): a client passed in keeps its own methods (a subclass may
+    // override them) and never makes the library load ioredis.
+    this.send = (batching && prebuiltSender(client)) || send;
   }
 
   call(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
@@ -195,7 +197,8 @@ function prebuiltSender(client: Redis): Sender | undefined {
   let CommandOf: CommandClass;
   try {
     const module = ioredis();
-    if (!(client instanceof module.Redis) || typeof module.Command !== 'function') return undefined;
+    if (Object.getPrototypeOf(client) !== module.Redis.prototype || typeof module.Command !== 'function')
+      return undefined;
     CommandOf = module.Command;
   } catch {
     return undefined;

@@ -261,6 +261,47 @@ describe('batched renewal (3 real nodes): one script call per node for many lock
       }
     });
 
+    it('keepAlive twice on one lock, one stopped: it is still renewed, and a shorter extend still moves its deadline timer', async () => {
+      const redlock = await redlockOn(nodes);
+      const lock = await redlock.acquire('kept-twice', { ttl: 600 });
+      let abortedAfter = NaN;
+      const stopA = redlock.keepAlive(lock);
+      const stopB = redlock.keepAlive(lock);
+      stopB();
+      stopB(); // idempotent: A still keeps it
+      await delay(900); // past the first ttl: renewed by A
+      expect(lock.signal.aborted).toBe(false);
+      await redlock.extend(lock, 300);
+      const from = performance.now();
+      lock.signal.addEventListener('abort', () => (abortedAfter = performance.now() - from));
+      await nodes.nodes[0].kill();
+      await nodes.nodes[1].pause();
+      await delay(1_200);
+      await nodes.nodes[1].resume();
+      stopA();
+      expect(abortedAfter).toBeLessThan(1_000); // by the 300 ms deadline, not a later one
+    });
+
+    it('a logger that throws on a loss does not stop the watchdog: a later lock is still lost at its deadline', async () => {
+      const redlock = await redlockOn(nodes, {
+        logger: {
+          warn: () => {
+            throw new Error('logger down');
+          },
+        },
+      });
+      const first = await redlock.acquire('throwing-logger:1', { ttl: 300 });
+      const second = await redlock.acquire('throwing-logger:2', { ttl: 900 });
+      redlock.keepAlive(first);
+      redlock.keepAlive(second);
+      await nodes.nodes[0].kill();
+      await nodes.nodes[1].pause();
+      await delay(1_500);
+      await nodes.nodes[1].resume();
+      expect(first.signal.aborted).toBe(true);
+      expect(second.signal.aborted).toBe(true);
+    });
+
     it('a shorter extend by hand moves the deadline timer: the signal aborts at the new deadline', async () => {
       const redlock = await redlockOn(nodes);
       const lock = await redlock.acquire('moved-deadline', { ttl: 5_000 });
