@@ -136,7 +136,8 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
   });
 
   it('batched renewal: locks spread over every primary are renewed in calls of one slot each, none lost', async () => {
-    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    // A loaded machine can hold per-slot calls past the default 50 ms: the claim here is about slots.
+    const redlock = new Redlock([client], { restartGuard: false, logger: false, nodeTimeout: 500 });
     let renewed = 0;
     const errors: string[] = [];
     redlock.on('extended', () => renewed++);
@@ -160,7 +161,7 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       // Two rounds or more of 60 renewals; a call mixing slots would have failed with CROSSSLOT.
       expect(renewed).toBeGreaterThanOrEqual(60 * 2);
       expect(errors).toEqual([]);
-      expect(locks.filter((lock) => lock.signal.aborted)).toEqual([]);
+      expect(locks.filter((lock) => lock.signal.aborted).map((lock) => lock.resources[0])).toEqual([]);
     } finally {
       await Promise.all(locks.map((lock) => redlock.release(lock)));
       await redlock.quit();
