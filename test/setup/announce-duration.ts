@@ -6,7 +6,7 @@ import type { Config } from '@jest/types';
  * `--json`). Silent when only some files or tests were asked for (`npx jest test/core/...`, `-t ...`).
  */
 const EXPECTED =
-  'npm test: about 3 minutes on a 2-core machine (two files at a time; about 4 under load); the simulation ' +
+  'npm test: about 4 minutes on a 2-core machine (two files at a time; about 5 under load); the simulation ' +
   'and the chaos suite take a minute or more each (a progress line every 15 s) and report when they finish.';
 
 export default function announceDuration(globalConfig: Config.GlobalConfig): void {
