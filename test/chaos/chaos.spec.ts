@@ -78,6 +78,26 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     return `${line}\nlog: ${file}`;
   }
 
+  /** The safety checks every phase that is not a control passes: no client error and no violation of any kind. */
+  function expectNoViolation(run: PhaseRun, analysis: PhaseAnalysis): void {
+    expect(analysis.clientLogs).toEqual([]);
+    expect({
+      overlaps: describeOverlaps(analysis.overlaps, run.events),
+      overAdmissions: analysis.overAdmissions,
+      staleTokens: analysis.staleTokens,
+      rejectedFencedWrites: run.rejections,
+      expiredGrants: analysis.expiredGrants,
+      acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
+    }).toEqual({
+      overlaps: '',
+      overAdmissions: [],
+      staleTokens: [],
+      rejectedFencedWrites: [],
+      expiredGrants: [],
+      acquiredWithoutQuorum: [],
+    });
+  }
+
   /** Runs `phase` under random fault windows for `ms`, then analyses and records it (not a control). */
   async function faultWindowsPhase(
     c: ChaosCluster,
@@ -210,22 +230,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
           `${refusedVotes} failed attempts with a node refusing; markers on the running nodes ${JSON.stringify(markers)}`,
       );
 
-      expect(analysis.clientLogs).toEqual([]);
-      expect({
-        overlaps: describeOverlaps(analysis.overlaps, run.events),
-        overAdmissions: analysis.overAdmissions,
-        staleTokens: analysis.staleTokens,
-        rejectedFencedWrites: run.rejections,
-        expiredGrants: analysis.expiredGrants,
-        acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
-      }).toEqual({
-        overlaps: '',
-        overAdmissions: [],
-        staleTokens: [],
-        rejectedFencedWrites: [],
-        expiredGrants: [],
-        acquiredWithoutQuorum: [],
-      });
+      expectNoViolation(run, analysis);
       // The scenario happened: every client's every node ran the portable mode (and the guard refused the probe
       // above on every node), no node wrote the precise mode's run_id marker and the data-age markers were written
       // (a node restarted near the end may not have one yet); locks were still granted to every client.
@@ -255,22 +260,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
         new Random(seed ^ 0x31c),
         profile.portableMs,
       );
-      expect(analysis.clientLogs).toEqual([]);
-      expect({
-        overlaps: describeOverlaps(analysis.overlaps, run.events),
-        overAdmissions: analysis.overAdmissions,
-        staleTokens: analysis.staleTokens,
-        rejectedFencedWrites: run.rejections,
-        expiredGrants: analysis.expiredGrants,
-        acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
-      }).toEqual({
-        overlaps: '',
-        overAdmissions: [],
-        staleTokens: [],
-        rejectedFencedWrites: [],
-        expiredGrants: [],
-        acquiredWithoutQuorum: [],
-      });
+      expectNoViolation(run, analysis);
       // Not vacuous: faults were injected and every client held locks through the mixed quorum.
       expect(analysis.faults).toBeGreaterThan(0);
       for (let client = 0; client < CLIENTS; client++) {

@@ -1,46 +1,18 @@
 import { Lock, LockLostError } from '../../lib';
-import type { Clock, LockNode, Timer } from '../../lib';
+import type { Clock, LockNode } from '../../lib';
 import { RedlockEvents } from '../../lib/core/events';
 import { extendBatch, type RenewalOutcome } from '../../lib/core/extend-batch';
 import type { NodeGroup } from '../../lib/core/fan-out';
 import type { ExtendItem } from '../../lib/core/lock-node';
 import { Renewals } from '../../lib/core/renewals';
 import { validUntil } from '../../lib/core/validity';
+import { VirtualClock } from './virtual-clock';
 
 /**
  * The held-lock cost changes of #21 (docs/BENCHMARKS.md, held locks), on a virtual clock: a batch's node
  * timeout runs from after its sends and grows with its size; a renewed lock stays queued at its older
  * deadline, and is still declared lost exactly at its own deadline.
  */
-
-/** A virtual clock: timers run when `advance` passes their time; `spend` moves time inside a call. */
-class VirtualClock implements Clock {
-  time = 0;
-  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  now(): number {
-    return this.time;
-  }
-  setTimeout(fn: () => void, ms: number): Timer {
-    const timer = { at: this.time + ms, fn, cancelled: false };
-    this.timers.push(timer);
-    return { cancel: () => void (timer.cancelled = true) };
-  }
-  async advance(ms: number): Promise<void> {
-    const until = this.time + ms;
-    for (;;) {
-      await settleMicrotasks();
-      const next = this.timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      next.cancelled = true;
-      this.time = Math.max(this.time, next.at);
-      next.fn();
-    }
-    await settleMicrotasks();
-    this.time = Math.max(this.time, until);
-  }
-}
-
-const settleMicrotasks = () => new Promise((resolve) => setImmediate(resolve));
 
 function lockOf(clock: Clock, i: number, ttl: number, validity: number): Lock {
   const grant = {

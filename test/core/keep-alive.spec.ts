@@ -1,33 +1,7 @@
 import { Lock } from '../../lib';
-import type { Clock, Timer } from '../../lib';
+import type { Clock } from '../../lib';
 import { keepAlive } from '../../lib/core/keep-alive';
-
-/** A virtual clock: timers run when `advance` passes their time. */
-class VirtualClock implements Clock {
-  private time = 0;
-  private timers: { at: number; fn: () => void; cancelled: boolean }[] = [];
-  now(): number {
-    return this.time;
-  }
-  setTimeout(fn: () => void, ms: number): Timer {
-    const timer = { at: this.time + ms, fn, cancelled: false };
-    this.timers.push(timer);
-    return { cancel: () => void (timer.cancelled = true) };
-  }
-  async advance(ms: number): Promise<void> {
-    const until = this.time + ms;
-    for (;;) {
-      const next = this.timers.filter((t) => !t.cancelled && t.at <= until).sort((a, b) => a.at - b.at)[0];
-      if (!next) break;
-      next.cancelled = true;
-      this.time = next.at;
-      next.fn();
-      // Every microtask the timer set off (a renewal's outcome takes several hops) runs before the next timer.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    this.time = until;
-  }
-}
+import { VirtualClock } from './virtual-clock';
 
 function lockOf(clock: VirtualClock, ttl: number, validity: number): Lock {
   const grant = {
