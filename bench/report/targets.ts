@@ -273,18 +273,28 @@ export const TARGETS: readonly TargetDefinition[] = [
     },
   },
   {
-    id: 's5-fan-out-9-vs-1',
+    // On 2 cores every implementation and the floor grow 1.5-1.6x from 1 to 9 nodes (the machine, not the
+    // library): what is ours is the growth beyond the floor's (#23).
+    id: 's5-fan-out-growth-vs-floor',
     scenario: 5,
-    target: 'p50 with 9 nodes ≤ 1.15 × p50 with 1 node (1 ms each way)',
+    target: "p50 growth from 1 to 9 nodes (1 ms each way) minus the floor's same growth ≤ +0.05",
     compare: '<=',
-    limit: 1.15,
-    format: times,
+    limit: 0.05,
+    format: signed,
     read: (r) => {
       const scale = scenarioOf(r, 'scale');
       if ('na' in scale) return scale;
       if (!scale.metrics.some((m) => m.key === 'p50n9') || !scale.metrics.some((m) => m.key === 'p50n1'))
         return { na: 'not in this scale' };
-      return ratio(figure(r, 'scale', US, 'p50n9'), figure(r, 'scale', US, 'p50n1'), '1 node');
+      const ours = ratio(figure(r, 'scale', US, 'p50n9'), figure(r, 'scale', US, 'p50n1'), '1 node');
+      const floor = ratio(
+        figure(r, 'scale', 'floor', 'p50n9'),
+        figure(r, 'scale', 'floor', 'p50n1'),
+        '1 node',
+      );
+      if (typeof ours !== 'number') return ours;
+      if (typeof floor !== 'number') return floor;
+      return ours - floor;
     },
   },
   ...[DECORATOR_ROWS.service, DECORATOR_ROWS.locked].map((row): TargetDefinition => ({
