@@ -323,7 +323,12 @@ describe('bench smoke (BENCH_SCALE=smoke)', () => {
         expect(target(mixed, id).checks.map((check) => check.met)).toEqual([true, false]);
       }
       expect(target(mixed, 's3-gave-up')).toMatchObject({ met: 2, missed: 0, na: 0 });
-      expect(target(mixed, 's5-fan-out-growth-vs-floor')).toMatchObject({ met: 0, missed: 0, na: 2, median: null });
+      expect(target(mixed, 's5-fan-out-growth-vs-floor')).toMatchObject({
+        met: 0,
+        missed: 0,
+        na: 2,
+        median: null,
+      });
       for (const t of mixed.targets) expect(t.met + t.missed + t.na).toBe(2);
       // Each target's own figure: median and range over the runs.
       expect(target(mixed, 's2-throughput-vs-node-redlock')).toMatchObject({ min: 2, max: 3 });
