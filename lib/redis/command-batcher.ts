@@ -2,7 +2,7 @@ import type { ChainableCommander, Command, Redis } from 'ioredis';
 import type { LuaScript } from './scripts';
 import { isClusterClient } from './cluster-slots';
 import { explainClusterReply } from './cluster-member';
-import { ioredis } from './ioredis-module';
+import { ioredis } from './client-packages';
 
 interface Queued {
   readonly script: LuaScript;

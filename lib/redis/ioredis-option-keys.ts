@@ -1,4 +1,4 @@
-import { ioredis } from './ioredis-module';
+import { ioredis } from './client-packages';
 
 /**
  * Options ioredis reads that have no default (so are missing from `Redis.defaultOptions`), as of ioredis 5:

@@ -192,7 +192,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
         timeout,
         () => new NodeRedisNotConnectedError(`${this.name} (after ${timeout} ms)`),
       );
-      if (!this.cluster) this.learnRunId();
+      // The 'ready' listener (constructor) has started reading the run_id: `learning` waits for it.
     }
     await this.learning;
   }

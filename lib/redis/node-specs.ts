@@ -1,6 +1,6 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
-import { ioredis, nodeRedis } from './ioredis-module';
+import { ioredis, nodeRedis } from './client-packages';
 import { ioredisOptionKeys } from './ioredis-option-keys';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { unusableNode } from './node-list';

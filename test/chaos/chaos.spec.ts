@@ -132,24 +132,8 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
       const { run, analysis } = await faultWindowsPhase(c, phase, new Random(seed), profile.mainMs);
       const healthy = analysis.windows.filter((w) => w.servedClients.length > 0);
 
-      expect(analysis.clientLogs).toEqual([]);
-      expect({
-        overlaps: describeOverlaps(analysis.overlaps, run.events),
-        overAdmissions: analysis.overAdmissions,
-        staleTokens: analysis.staleTokens,
-        rejectedFencedWrites: run.rejections,
-        expiredGrants: analysis.expiredGrants,
-        acquiredWithoutQuorum: analysis.acquiredWithoutQuorum,
-        stalledHealthyWindows: analysis.stalledWindows,
-      }).toEqual({
-        overlaps: '',
-        overAdmissions: [],
-        staleTokens: [],
-        rejectedFencedWrites: [],
-        expiredGrants: [],
-        acquiredWithoutQuorum: [],
-        stalledHealthyWindows: [],
-      });
+      expectNoViolation(run, analysis);
+      expect(analysis.stalledWindows).toEqual([]); // progress in every window with a healthy quorum
       // The run must have exercised something, or the checks above prove nothing.
       expect(healthy.length).toBeGreaterThan(0);
       expect(analysis.faults).toBeGreaterThan(5);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock, RedlockClosedError } from '../../lib';
-import { useRedisNodes } from '../support';
+import { clientCounts, useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn } from './helpers';
 
 const CLOSED = /this Redlock instance was closed \(quit\(\)\)/;
@@ -12,21 +12,6 @@ describe('use after quit() (3 real nodes)', () => {
   beforeAll(async () => {
     holder = await redlockOn(nodes);
   });
-
-  /** Connections open on each node, from CLIENT LIST, not counting the admin connection asking. */
-  async function clientCounts(): Promise<number[]> {
-    return Promise.all(
-      nodes.nodes.map(async (node) => {
-        const admin = node.redis();
-        try {
-          const list = (await admin.client('LIST')) as string;
-          return list.trim().split('\n').length - 1;
-        } finally {
-          admin.disconnect();
-        }
-      }),
-    );
-  }
 
   async function scriptCalls(): Promise<number> {
     const admin = nodes.nodes[0].redis();
@@ -69,7 +54,7 @@ describe('use after quit() (3 real nodes)', () => {
   });
 
   it('an acquire waiting on a busy lock when quit() runs rejects, and leaves no subscriber connection', async () => {
-    const baseline = await clientCounts();
+    const baseline = await clientCounts(nodes);
     const held = await holder.acquire('busy-at-quit', { ttl: 20_000 });
     const waiter = new Redlock(nodes.urls, { logger: false, restartGuard: false });
     await waiter.connect(2_000);
@@ -77,7 +62,9 @@ describe('use after quit() (3 real nodes)', () => {
     const second = waiter.acquire('busy-at-quit', { wait: 15_000 }).catch((e: unknown) => e);
     // The first is subscribed and asleep, the second queued behind it in the process.
     expect(
-      await eventually(async () => (await clientCounts()).every((count, i) => count === baseline[i] + 2)),
+      await eventually(async () =>
+        (await clientCounts(nodes)).every((count, i) => count === baseline[i] + 2),
+      ),
     ).toBe(true);
     await waiter.quit();
     for (const error of [await queued, await second]) {
@@ -86,10 +73,10 @@ describe('use after quit() (3 real nodes)', () => {
     }
     // Lock client and subscriber gone on every node, and no new one opened by the stopped waiters.
     expect(
-      await eventually(async () => (await clientCounts()).every((count, i) => count === baseline[i])),
+      await eventually(async () => (await clientCounts(nodes)).every((count, i) => count === baseline[i])),
     ).toBe(true);
     await delay(300);
-    expect(await clientCounts()).toEqual(baseline);
+    expect(await clientCounts(nodes)).toEqual(baseline);
     await held.release();
   });
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
-import { optionalPeer } from '../../lib/redis/ioredis-module';
+import { optionalPeer } from '../../lib/redis/client-packages';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
-import { useRedisNodes } from '../support';
+import { clientCounts, useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -128,23 +128,8 @@ describe('node-redis clients (3 real nodes)', () => {
 describe("client: 'node-redis' — the library creates node-redis clients for URLs and options (3 real nodes)", () => {
   const nodes = useRedisNodes(3);
 
-  /** Connections on each node that are not the admin's own (CLIENT LIST). */
-  async function connectionsOn(): Promise<number[]> {
-    return Promise.all(
-      nodes.nodes.map(async (node) => {
-        const admin = node.redis();
-        try {
-          const list = (await admin.client('LIST')) as string;
-          return list.trim().split('\n').length - 1;
-        } finally {
-          admin.disconnect();
-        }
-      }),
-    );
-  }
-
   it('locks over URLs and createClient() options, and quit() closes the clients it created', async () => {
-    const before = await connectionsOn();
+    const before = await clientCounts(nodes);
     const specs = [
       nodes.urls[0],
       { url: nodes.urls[1] },
@@ -156,10 +141,10 @@ describe("client: 'node-redis' — the library creates node-redis clients for UR
     const lock = await redlock.acquire('created:nr', { fencing: true });
     expect(await redlock.tryAcquire('created:nr')).toBeNull();
     await lock.release();
-    expect((await connectionsOn()).every((count, i) => count > before[i])).toBe(true);
+    expect((await clientCounts(nodes)).every((count, i) => count > before[i])).toBe(true);
     await redlock.quit();
     await delay(100);
-    expect(await connectionsOn()).toEqual(before);
+    expect(await clientCounts(nodes)).toEqual(before);
   });
 
   it('in a Nest module: forRoot(urls, { client: "node-redis" }) locks with @Locked', async () => {

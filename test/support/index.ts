@@ -10,3 +10,4 @@ export { ADMIN_CLIENT_OPTIONS } from './types';
 export type { NodeSource, RedisNodeHandle, RedisNodes, StartRedisNodesOptions } from './types';
 export { startFakeRespNode } from './fake-resp-node';
 export type { FakeRespNode, RespHandler, RespValue } from './fake-resp-node';
+export { clientCounts } from './client-counts';
