@@ -74,7 +74,7 @@ export interface LockGrant {
 export class Lock {
   /** The resources this lock holds, in the order they were given. */
   readonly resources: readonly string[];
-  /** The owner value written to every key: 20 random bytes, unique to this acquisition. */
+  /** The owner value written to every key: 16 random bytes, unique to this acquisition. */
   readonly value: string;
   /** The requested time to live, in ms (also the default for {@link Lock.extend}). */
   readonly ttl: number;
@@ -249,14 +249,14 @@ export class Lock {
 /** Random bytes drawn 4 KiB at a time: one `randomBytes` call per ~200 acquisitions instead of one each. */
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
-const OWNER_BYTES = 20;
-/** The length of an owner value's random part: 20 bytes in base64url. */
-const RANDOM_CHARS = 27;
+const OWNER_BYTES = 16;
+/** The length of an owner value's random part: 16 bytes in base64url. */
+const RANDOM_CHARS = 22;
 
 /**
- * The owner value of one attempt: 20 random bytes (never reused, base64url), then `:<epoch ms, base 36>:<label>`
- * — when the attempt was sent, by this process's clock, and the instance's owner label, for inspection
- * (docs/DESIGN.md §16). The random part is what makes the value this attempt's alone.
+ * The owner value of one attempt: 16 random bytes (128 bits, never reused, base64url), then
+ * `:<epoch ms, base 36>:<label>` — when the attempt was sent, by this process's clock, and the instance's owner
+ * label, for inspection (docs/DESIGN.md §16). The random part is what makes the value this attempt's alone.
  */
 export function newOwnerValue(label: string): string {
   if (poolOffset + OWNER_BYTES > pool.length) {

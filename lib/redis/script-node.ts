@@ -73,6 +73,8 @@ export abstract class ScriptLockNode implements LockNode {
     return this.runId;
   }
   private runId = '';
+  /** A lower bound of the server's uptime when {@link runId} was read, in ms (0 if unknown). */
+  private runUptime = 0;
   private infoDenied = false;
   /** Resolves once the run_id of the current connection was read (or found unreadable). */
   protected learning: Promise<void> = Promise.resolve();
@@ -98,13 +100,16 @@ export abstract class ScriptLockNode implements LockNode {
 
   /** Call on each new connection: its server may have restarted, so its run_id is read again. */
   protected learnRunId(): void {
-    this.runId = '';
+    this.forgetRunId();
     // On a Cluster the script runs on its slot's master, whose run_id INFO from here may not be: the script
     // reads it itself (INFO on every guarded acquire), or falls back to the portable marker.
     if (this.cluster) return;
     this.learning = this.info().then(
       (info) => {
         this.runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
+        // Whole wall-clock seconds: one taken off for a lower bound, as the script does (docs/DESIGN.md §6).
+        const seconds = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0);
+        this.runUptime = this.runId === '' ? 0 : Math.max(0, seconds - 1) * 1000;
         // Dragonfly and some proxies answer INFO without a run_id: the precise guard cannot work there.
         this.infoDenied = this.runId === '';
       },
@@ -118,13 +123,14 @@ export abstract class ScriptLockNode implements LockNode {
   /** Call when the connection closed: the next one may reach another (restarted) server. */
   protected forgetRunId(): void {
     this.runId = '';
+    this.runUptime = 0;
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const fencing = request.fenceKeys.length > 0;
     return this.run(
       ACQUIRE_SCRIPT,
-      acquireCall(request, this.runId, this.infoDenied, this.guardKeyFor(request)),
+      acquireCall(request, this.runId, this.infoDenied, this.guardKeyFor(request), this.runUptime),
     ).then((raw) => acquireReplyOf(this.name, raw, fencing));
   }
 

@@ -60,21 +60,32 @@ function script(source: string): LuaScript {
 }
 
 /**
+ * How much of the server's run_id ACQUIRE gets (hex characters): 64 of its 160 random bits. A restarted
+ * server restored from disk is still caught unless its new run_id starts with the same 16 characters (odds
+ * 2^-64 per restart); the 24 characters left out are 24 bytes fewer on every acquire.
+ */
+export const RUN_ID_PREFIX = 16;
+
+/**
  * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — for read-write locks (ARGV[8] not '') —
  * the n readers keys and the n writer-intent keys, then — with fencing — the n fence counter keys, then —
  * with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value, ARGV[2]: ttl in
  * ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence counters,
- * ARGV[6]: the server's run_id as the client last learnt it ('' if unknown), ARGV[7]: 1 when the client knows
- * INFO is not readable here (denied by ACL, unsupported in scripts, or without a run_id), ARGV[8]: '' (a plain
- * exclusive lock that ignores readers), 'w' (a writer) or 'r' (a reader), ARGV[9]: the acquisition's intent
- * id, ARGV[10]: the writer intent's ttl in ms (0: no intent; only the negative control of §15 sends 0).
+ * ARGV[6]: the first {@link RUN_ID_PREFIX} characters of the server's run_id as the client last learnt it (''
+ * if unknown), ARGV[7]: 1 when the client knows INFO is not readable here (denied by ACL, unsupported in
+ * scripts, or without a run_id), 2 when the INFO that told the client the run_id also said the server had been
+ * up for at least the window (ARGV[4]), else 0, ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
+ * 'r' (a reader), ARGV[9]: the acquisition's intent id, or '' on its first attempt (the intent id is then
+ * this attempt's owner value, and no earlier attempt can have left an intent to clear: every attempt has its
+ * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; only the
+ * negative control of §15 sends 0).
  *
  * Guarantees, on this node (docs/DESIGN.md §6):
  * - restart guard, precise mode (INFO readable): while the server has been up for less than the window,
  *   nothing is written and the reply says so. Uptime comes from the server itself (INFO inside the script),
  *   so a node that came back empty — or restored old keys from disk but lost the last writes — refuses
- *   atomically. INFO is skipped when the boot marker holds the run_id the client learnt on its current
- *   connection (a restarted server has a new run_id, so it is checked again);
+ *   atomically. INFO is skipped when the boot marker's run_id starts with the prefix the client learnt on its
+ *   current connection (a restarted server has a new run_id, so it is checked again);
  * - restart guard, portable mode (INFO not readable): the data-age marker, a key without ttl, holds the server
  *   time (ms) at which this node's data was first seen; a node that lost its data lost the marker too, so its
  *   absence starts the window now (from the server's own TIME). Catches every empty restart; a node that
@@ -127,10 +138,14 @@ if window > 0 then
     end
     -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
     -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
-    if ARGV[6] ~= '' and id == ARGV[6] then
-      local up = now_ms() - tonumber(started)
-      if up < window then
-        return {2, math.max(0, up)}
+    if ARGV[6] ~= '' and id and string.sub(id, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
+      -- ARGV[7] '2': the client read this server's INFO when it had been up for the window already, and
+      -- uptime only grows while the run_id stays: no TIME needed.
+      if ARGV[7] ~= '2' then
+        local up = now_ms() - tonumber(started)
+        if up < window then
+          return {2, math.max(0, up)}
+        end
       end
       known = true
     end
@@ -175,13 +190,17 @@ if window > 0 then
     end
   end
 end
+local intent_id = ARGV[9]
+if intent_id == '' then
+  intent_id = ARGV[1]
+end
 if mode == 'r' then
   for i = 1, n do
     if redis.call('EXISTS', KEYS[i]) == 1 then
       return {0, redis.call('PTTL', KEYS[i])}
     end
     local intent = redis.call('GET', KEYS[2 * n + i])
-    if intent and intent ~= ARGV[9] then
+    if intent and intent ~= intent_id then
       return {0, redis.call('PTTL', KEYS[2 * n + i])}
     end
   end
@@ -199,7 +218,7 @@ else
     local holder = redis.call('GET', KEYS[i])
     if holder and holder ~= ARGV[1] then
       if mode == 'w' and ARGV[10] ~= '0' then
-        redis.call('SET', KEYS[2 * n + i], ARGV[9], 'PX', ARGV[10])
+        redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
       end
       return {0, redis.call('PTTL', KEYS[i])}
     end
@@ -214,16 +233,18 @@ else
         if last[2] then
           for j = 1, n do
             if ARGV[10] ~= '0' then
-              redis.call('SET', KEYS[2 * n + j], ARGV[9], 'PX', ARGV[10])
+              redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
             end
           end
           return {4, math.max(0, tonumber(last[2]) - nowms)}
         end
       end
     end
-    for i = 1, n do
-      if redis.call('GET', KEYS[2 * n + i]) == ARGV[9] then
-        redis.call('DEL', KEYS[2 * n + i])
+    if ARGV[9] ~= '' then
+      for i = 1, n do
+        if redis.call('GET', KEYS[2 * n + i]) == intent_id then
+          redis.call('DEL', KEYS[2 * n + i])
+        end
       end
     end
   end
@@ -248,13 +269,15 @@ return {1, string.format('%.0f', token)}
 
 /**
  * ACQUIRE's KEYS and ARGV for `request`. `runId`: the server's run_id as last learnt ('' if unknown);
- * `noInfo`: INFO is known not to be readable on this node (portable guard mode).
+ * `noInfo`: INFO is known not to be readable on this node (portable guard mode); `runUptime`: a lower bound of
+ * that server's uptime when its run_id was learnt, in ms (0 if unknown).
  */
 export function acquireCall(
   request: AcquireRequest,
   runId: string,
   noInfo: boolean,
   guardKey: string = request.guardKey,
+  runUptime = 0,
 ): ScriptCall {
   const { keys, fenceKeys, guardWindow, readerKeys, intentKeys } = request;
   const fencing = fenceKeys.length > 0;
@@ -272,11 +295,14 @@ export function acquireCall(
     keys.length,
     guardWindow,
     fencing ? 1 : 0,
-    runId,
-    noInfo ? 1 : 0,
+    runId.slice(0, RUN_ID_PREFIX),
+    noInfo ? 1 : runId !== '' && runUptime >= guardWindow ? 2 : 0,
   ];
-  if (rw)
-    args.push(request.mode === 'read' ? 'r' : 'w', request.intent ?? request.owner, request.intentTtl ?? 0);
+  if (rw) {
+    // The first attempt's intent id is its own owner value: sent as '' (44 bytes fewer, and no intent to clear).
+    const intent = request.intent === undefined || request.intent === request.owner ? '' : request.intent;
+    args.push(request.mode === 'read' ? 'r' : 'w', intent, request.intentTtl ?? 0);
+  }
   return { keys: all, args };
 }
 

@@ -1,4 +1,5 @@
 import { QuorumUnavailableError } from '../../lib';
+import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 
@@ -97,23 +98,57 @@ describe('restart guard (5 real nodes)', () => {
     expect((outcome as QuorumUnavailableError).votes[3]).toMatchObject({ outcome: 'refused' });
   });
 
-  it('reads the server uptime once per node and restart, not on every acquisition', async () => {
+  it('reads the server uptime once per node and restart, and neither INFO nor TIME on each acquisition', async () => {
     const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
     await a.acquire('warm-up', { wait: 3_000 }).then((lock) => lock.release());
-    const infoCalls = async () => {
+    const calls = async () => {
       const admin = nodes.nodes[4].redis(); // never restarted in this file: past the window since beforeAll
       try {
         const stats = await admin.info('commandstats');
-        return Number(/cmdstat_info:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+        const count = (command: string) =>
+          Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+        return { info: count('info'), time: count('time') };
       } finally {
         admin.disconnect();
       }
     };
-    const before = await infoCalls();
+    const before = await calls();
     for (let i = 0; i < 50; i++) await (await a.acquire(`fast:${i}`)).release();
+    const after = await calls();
     // The probes' own admin connections add a few INFO calls (ready check, commandstats); 50 acquisitions
     // that each ran INFO would add 50.
-    expect((await infoCalls()) - before).toBeLessThanOrEqual(5);
+    expect(after.info - before.info).toBeLessThanOrEqual(5);
+    // The client read an uptime past the window when it connected: checking the boot marker's start time
+    // against the window (TIME) would add 50 too.
+    expect(after.time - before.time).toBe(0);
+  });
+
+  it("the client's word that a server is old counts only beside that run_id's boot marker", async () => {
+    await nodes.nodes[0].restartEmpty();
+    const admin = nodes.nodes[0].redis();
+    try {
+      const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
+      const request = {
+        keys: ['redlock:{claimed-old}'],
+        fenceKeys: [],
+        owner: 'o',
+        ttl: WINDOW,
+        guardWindow: WINDOW,
+        guardKey: 'redlock:!boot',
+      };
+      // The client claims an uptime of ten windows for the server's real run_id (ARGV[7] = '2') ...
+      const claim = acquireCall(request, runId, false, request.guardKey, 10 * WINDOW);
+      expect(claim.args[6]).toBe(2);
+      const answer = () => admin.eval(ACQUIRE_SCRIPT.source, claim.keys.length, ...claim.keys, ...claim.args);
+      // ... but the node restarted empty: no boot marker, so INFO decides, and the uptime is below the window.
+      expect(await answer()).toEqual([2, expect.any(Number)]);
+      // A boot marker restored from disk names the earlier run: INFO decides again.
+      await admin.set('redlock:!boot', `${'f'.repeat(40)}:${Date.now() - 3_600_000}`);
+      expect(await answer()).toEqual([2, expect.any(Number)]);
+      expect(await admin.exists('redlock:{claimed-old}')).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
   });
 
   it('a call with a larger window than the one that wrote the boot marker is still checked (no INFO)', async () => {
