@@ -1,4 +1,4 @@
-import { nestjsRedlock } from './nestjs-redlock.adapter';
+import { nestjsRedlock, nestjsRedlockGuardOff } from './nestjs-redlock.adapter';
 import {
   nestjsRedlockIoredisPassedIn,
   nestjsRedlockIovalkey,
@@ -22,6 +22,7 @@ export type { BenchLock, ImplName, Implementation, SetupOptions } from './types'
 /** Every implementation a default run measures, nestjs-redlock first (the baseline of every ratio). */
 export const IMPLEMENTATIONS: readonly Implementation[] = [
   nestjsRedlock,
+  nestjsRedlockGuardOff,
   nodeRedlock,
   sesamecareRedlock,
   redlockUniversal,

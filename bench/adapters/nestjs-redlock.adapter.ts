@@ -4,6 +4,27 @@ import { Lock } from '../../lib/core';
 import { Redlock } from '../../lib/redis';
 import type { BenchLock, Implementation, SetupOptions } from './types';
 
+/** Our Redlock on the nodes of a scenario, with `options` over the bench's wait budget and ttl. */
+async function ourLock(
+  name: 'nestjs-redlock' | 'nestjs-redlock (guard off)',
+  { urls, waitBudgetMs, ttl }: SetupOptions,
+  options: { readonly restartGuard?: false } = {},
+): Promise<BenchLock> {
+  const redlock = new Redlock([...urls], { logger: false, wait: waitBudgetMs, ttl, ...options });
+  const states = await redlock.connect(5_000);
+  const down = states.filter((state) => !state.ready);
+  if (down.length > 0) throw new Error(`${name}: ${down.map((s) => s.node).join(', ')} not ready`);
+  return {
+    name,
+    acquire: (resource, ttl) => redlock.acquire(resource, { ttl }),
+    release: async (handle) => {
+      await redlock.release(handle as Lock);
+    },
+    holdWhile: (resource, ttl, work) => redlock.using(resource, { ttl }, work),
+    teardown: () => redlock.quit(),
+  };
+}
+
 /** This library's core, with the clients it creates itself (auto-pipelining on, offline queue off). */
 export const nestjsRedlock: Implementation = {
   name: 'nestjs-redlock',
@@ -14,19 +35,19 @@ export const nestjsRedlock: Implementation = {
     '(pub/sub) else backoff 10 ms ×5 up to 200 ms ±50 % — except wait = 10 s',
   extension: 'using(): auto-extension renews at a third of the ttl',
   retries: true,
-  async setup({ urls, waitBudgetMs, ttl }: SetupOptions): Promise<BenchLock> {
-    const redlock = new Redlock([...urls], { logger: false, wait: waitBudgetMs, ttl });
-    const states = await redlock.connect(5_000);
-    const down = states.filter((state) => !state.ready);
-    if (down.length > 0) throw new Error(`nestjs-redlock: ${down.map((s) => s.node).join(', ')} not ready`);
-    return {
-      name: 'nestjs-redlock',
-      acquire: (resource, ttl) => redlock.acquire(resource, { ttl }),
-      release: async (handle) => {
-        await redlock.release(handle as Lock);
-      },
-      holdWhile: (resource, ttl, work) => redlock.using(resource, { ttl }, work),
-      teardown: () => redlock.quit(),
-    };
-  },
+  setup: (options) => ourLock('nestjs-redlock', options),
+};
+
+/**
+ * The same without the restart guard (scenario 1 only): what the guard costs a sequential cycle, and the row
+ * issue 23's "p50 ≤ 1.0 × every peer with the guard off" reads (the peers have no guard).
+ */
+export const nestjsRedlockGuardOff: Implementation = {
+  name: 'nestjs-redlock (guard off)',
+  pkg: 'nestjs-redlock (lib/core, this repo)',
+  settings: 'as nestjs-redlock, with restartGuard: false (scenario 1 only)',
+  extension: 'using(): auto-extension renews at a third of the ttl',
+  retries: true,
+  scenarios: ['uncontended'],
+  setup: (options) => ourLock('nestjs-redlock (guard off)', options, { restartGuard: false }),
 };

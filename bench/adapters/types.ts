@@ -19,6 +19,7 @@ export interface BenchLock {
 
 export type ImplName =
   | 'nestjs-redlock'
+  | 'nestjs-redlock (guard off)'
   | 'node-redlock'
   | 'sesamecare-redlock'
   | 'redlock-universal'

@@ -1,6 +1,6 @@
 import type { Metric } from '../scenarios';
 
-/** A figure with its unit, rounded for reading: `0.412 ms`, `12,345 /s`, `1.21×`, `0.35 MB`. */
+/** A figure with its unit, rounded for reading: `0.412 ms`, `12,345 /s`, `1.21×`, `0.35 MB`, `2,650 B`. */
 export function formatValue(value: number, unit: string): string {
   if (value === undefined || Number.isNaN(value)) return '—';
   if (!Number.isFinite(value)) return value > 0 ? '∞' : '−∞';
@@ -21,6 +21,8 @@ export function formatValue(value: number, unit: string): string {
       return `${value.toFixed(2)} µs/s`;
     case '%':
       return `${value.toFixed(1)} %`;
+    case 'B':
+      return `${Math.round(value).toLocaleString('en-US')} B`;
     default:
       return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toFixed(1);
   }

@@ -1,6 +1,8 @@
 import type { BenchLock } from '../adapters';
 import { interleavedCycles, medianOverRounds, withImplementations } from '../rounds';
+import { adminClients } from '../redis-cpu';
 import { Samples } from '../stats';
+import { bytesPerCycle } from '../wire-bytes';
 import { now } from '../timing';
 import type { BenchContext, Metric, Scenario, ScenarioResult } from './types';
 
@@ -76,7 +78,11 @@ export const UNCONTENDED_METRICS: readonly Metric[] = [
   { key: 'acquireP99', label: 'acquire p99', unit: 'ms', better: 'lower' },
   { key: 'releaseP50', label: 'release p50', unit: 'ms', better: 'lower' },
   { key: 'cpuPerCycle', label: 'client CPU per cycle', unit: 'µs', better: 'lower' },
+  { key: 'bytesPerCycle', label: 'bytes per cycle (all nodes)', unit: 'B', better: 'lower' },
 ];
+
+/** Cycles of the pass that counts bytes (after the timed rounds, one implementation at a time). */
+const BYTE_CYCLES = 200;
 
 /** Scenario 1: one caller, no contention: the latency of a lock when nothing is in the way. */
 const TITLE = 'Uncontended: sequential acquire + release';
@@ -85,13 +91,14 @@ export const uncontended: Scenario = {
   id: 'uncontended',
   number: 1,
   title: TITLE,
-  async run({ scale, urls, impls, log }: BenchContext): Promise<ScenarioResult> {
+  async run({ scale, urls, nodes, impls, log }: BenchContext): Promise<ScenarioResult> {
     const { warmup, iterations } = scale.uncontended;
+    const admins = adminClients(nodes, urls.length);
     const rows = await withImplementations(
       impls,
       { urls, waitBudgetMs: scale.contention.waitBudgetMs, ttl: scale.ttl },
-      (locks) =>
-        sequentialRounds(
+      async (locks) => {
+        const timed = await sequentialRounds(
           locks,
           scale.rounds,
           (lock) => `s1:${lock.name}`,
@@ -100,8 +107,20 @@ export const uncontended: Scenario = {
           iterations,
           (round) =>
             log(`  1 uncontended · round ${round + 1} · ${locks.map((lock) => lock.name).join(', ')}`),
-        ),
-    );
+        );
+        log(`  1 uncontended · bytes per cycle`);
+        // One resource name for all, so key lengths differ only by each implementation's own prefix.
+        for (const lock of locks)
+          timed[lock.name].bytesPerCycle = await bytesPerCycle(
+            admins,
+            lock,
+            's1-bytes',
+            scale.ttl,
+            BYTE_CYCLES,
+          );
+        return timed;
+      },
+    ).finally(() => admins.forEach((admin) => admin.disconnect()));
     return {
       id: 'uncontended',
       number: 1,
@@ -113,7 +132,8 @@ export const uncontended: Scenario = {
       notes: [
         `${urls.length} nodes, ${iterations} cycles per round after ${warmup} warm-up cycles, same resource, ` +
           `ttl ${scale.ttl} ms; implementations take turns every ${CYCLE_BLOCK} cycles; median of ` +
-          `${scale.rounds} rounds.`,
+          `${scale.rounds} rounds. Bytes: requests and replies as the nodes count them (INFO stats), over ` +
+          `${BYTE_CYCLES} cycles per implementation on one resource name.`,
       ],
     };
   },
