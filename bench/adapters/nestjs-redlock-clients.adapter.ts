@@ -3,9 +3,9 @@
 import Redis from 'ioredis';
 import Valkey from 'iovalkey';
 import { createClient } from 'redis';
-import { Lock } from '../../lib/core';
 import { NodeSpec, Redlock } from '../../lib/redis';
 import type { ScenarioId } from '../scenarios/types';
+import { benchLockOf } from './nestjs-redlock.adapter';
 import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
 
 /** The scenarios these rows take part in: latency, throughput and hand-over are where a client shows. */
@@ -46,18 +46,7 @@ function variant(
         await clients.close();
         throw error;
       }
-      return {
-        name,
-        acquire: (resource, ttl) => redlock.acquire(resource, { ttl }),
-        release: async (handle) => {
-          await redlock.release(handle as Lock);
-        },
-        holdWhile: (resource, ttl, work) => redlock.using(resource, { ttl }, work),
-        teardown: async () => {
-          await redlock.quit();
-          await clients.close();
-        },
-      };
+      return benchLockOf(name, redlock, () => clients.close());
     },
   };
 }

@@ -2,18 +2,14 @@
 // modules, ~0.2 s of CPU in each child process of scenarios 7 and 8).
 import { Lock } from '../../lib/core';
 import { Redlock } from '../../lib/redis';
-import type { BenchLock, Implementation, SetupOptions } from './types';
+import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
 
-/** Our Redlock on the nodes of a scenario, with `options` over the bench's wait budget and ttl. */
-async function ourLock(
-  name: 'nestjs-redlock' | 'nestjs-redlock (guard off)',
-  { urls, waitBudgetMs, ttl }: SetupOptions,
-  options: { readonly restartGuard?: false } = {},
-): Promise<BenchLock> {
-  const redlock = new Redlock([...urls], { logger: false, wait: waitBudgetMs, ttl, ...options });
-  const states = await redlock.connect(5_000);
-  const down = states.filter((state) => !state.ready);
-  if (down.length > 0) throw new Error(`${name}: ${down.map((s) => s.node).join(', ')} not ready`);
+/** The bench's face of a connected Redlock; `close` runs after its quit() (clients the app owns). */
+export function benchLockOf(
+  name: ImplName,
+  redlock: Redlock,
+  close: () => Promise<void> = async () => undefined,
+): BenchLock {
   return {
     name,
     acquire: (resource, ttl) => redlock.acquire(resource, { ttl }),
@@ -21,8 +17,24 @@ async function ourLock(
       await redlock.release(handle as Lock);
     },
     holdWhile: (resource, ttl, work) => redlock.using(resource, { ttl }, work),
-    teardown: () => redlock.quit(),
+    teardown: async () => {
+      await redlock.quit();
+      await close();
+    },
   };
+}
+
+/** Our Redlock on the nodes of a scenario, with `options` over the bench's wait budget and ttl. */
+async function ourLock(
+  name: ImplName,
+  { urls, waitBudgetMs, ttl }: SetupOptions,
+  options: { readonly restartGuard?: false } = {},
+): Promise<BenchLock> {
+  const redlock = new Redlock([...urls], { logger: false, wait: waitBudgetMs, ttl, ...options });
+  const states = await redlock.connect(5_000);
+  const down = states.filter((state) => !state.ready);
+  if (down.length > 0) throw new Error(`${name}: ${down.map((s) => s.node).join(', ')} not ready`);
+  return benchLockOf(name, redlock);
 }
 
 /** This library's core, with the clients it creates itself (auto-pipelining on, offline queue off). */
