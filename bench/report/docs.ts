@@ -82,7 +82,7 @@ const FIGURES: readonly FigureRow[] = [
   { scenario: 'uncontended', keys: key('cycleP50', 'cycleP99', 'cpuPerCycle') },
   { scenario: 'throughput', keys: key('opsPerSec', 'clientCpuPerCycle', 'redisCpuPerCycle') },
   { scenario: 'contention', keys: key('ownerChangesPerSec', 'waitP99', 'gaveUp') },
-  { scenario: 'slowNode', keys: key('acquireP50', 'vsUncontended') },
+  { scenario: 'slowNode', keys: key('acquireP50', 'vsFast') },
   { scenario: 'scale', keys: (m) => [...key('p50n1')(m), ...largest('p50n')(m), ...key('growth')(m)] },
   { scenario: 'memory', keys: key('holdCpuPct', 'heldRssMB', 'afterReleaseMB', 'growthMB') },
   {
