@@ -38,6 +38,9 @@ export interface NodeRedisClusterLike extends Omit<NodeRedisClientLike, 'sendCom
     args: string[],
   ): Promise<unknown>;
   duplicate(overrides?: object): NodeRedisClusterLike;
+  /** Sharded pub/sub (node-redis 4.6 and later), routed to each channel's slot. */
+  sSubscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
+  sUnsubscribe?(channels: string[]): Promise<unknown>;
 }
 
 /** A node-redis client or cluster (duck-typed: `isOpen` and `sendCommand`, which ioredis clients lack). */
@@ -160,7 +163,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
   }
 
   protected openChannels(): NodeChannels {
-    return new ChannelHub((deliver, lost) => nodeRedisSubscriber(this.client, deliver, lost));
+    return new ChannelHub((deliver, lost) => nodeRedisSubscriber(this.client, deliver, lost), this.cluster);
   }
 
   /**
@@ -238,15 +241,28 @@ function nodeRedisSubscriber(
   // node-redis keeps the subscribed channels on the client: a SUBSCRIBE issued while the UNSUBSCRIBE of the
   // same channel is in flight is taken as already done and then dropped with it. Wait for it first.
   const leaving = new Map<string, Promise<unknown>>();
+  // A cluster's release announcements come by sharded pub/sub (see ChannelHub), each on its slot's primary.
+  const sharded = subscriber as Partial<Pick<NodeRedisClusterLike, 'sSubscribe' | 'sUnsubscribe'>>;
   return {
-    subscribe: async (channels) => {
+    subscribe: async (channels, inShards) => {
       await connected;
       await Promise.all(channels.map((channel) => leaving.get(channel)));
-      await subscriber.subscribe([...channels], listener);
+      if (!inShards) await subscriber.subscribe([...channels], listener);
+      else if (!sharded.sSubscribe)
+        throw new Error('this node-redis has no sSubscribe (node-redis 4.6 or later)');
+      // One command per channel: SSUBSCRIBE takes channels of one slot only.
+      else
+        await Promise.all(
+          channels.map((channel) => sharded.sSubscribe!.call(subscriber, [channel], listener)),
+        );
     },
-    unsubscribe: (channels) => {
+    unsubscribe: (channels, inShards) => {
       if (closed) return;
-      const left = subscriber.unsubscribe([...channels]).catch(() => undefined);
+      const left = (
+        inShards && sharded.sUnsubscribe
+          ? Promise.all(channels.map((channel) => sharded.sUnsubscribe!.call(subscriber, [channel])))
+          : subscriber.unsubscribe([...channels])
+      ).catch(() => undefined);
       for (const channel of channels) {
         leaving.set(channel, left);
         void left.then(() => {

@@ -188,11 +188,11 @@ export abstract class ScriptLockNode implements LockNode {
 
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {
     if (readers) {
-      return this.run(READ_RELEASE_SCRIPT, releaseCall([...keys, ...readers], owner)).then((raw) =>
-        releaseReplyOf(this.name, raw, keys.length),
+      return this.run(READ_RELEASE_SCRIPT, releaseCall([...keys, ...readers], owner, this.cluster)).then(
+        (raw) => releaseReplyOf(this.name, raw, keys.length),
       );
     }
-    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner)).then((raw) =>
+    return this.run(RELEASE_SCRIPT, releaseCall(keys, owner, this.cluster)).then((raw) =>
       releaseReplyOf(this.name, raw, keys.length),
     );
   }
@@ -239,9 +239,8 @@ export abstract class ScriptLockNode implements LockNode {
 
   revoke(request: RevokeRequest): Promise<number> {
     const { keys, lockKeys, channel, message } = request;
-    return this.run(REVOKE_SCRIPT, { keys, args: [channel, lockKeys, message] }).then((raw) =>
-      revokeReplyOf(this.name, raw, keys.length),
-    );
+    const args = this.cluster ? [channel, lockKeys, message, 's'] : [channel, lockKeys, message];
+    return this.run(REVOKE_SCRIPT, { keys, args }).then((raw) => revokeReplyOf(this.name, raw, keys.length));
   }
 
   /** SCAN (on every primary of a Cluster) until `limit` keys match or the scan is done. */

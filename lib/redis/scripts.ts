@@ -43,6 +43,25 @@ end
 return 1
 `;
 
+/**
+ * Lua statements announcing a release on `channel` (a Lua expression). With `flag` (a Lua expression) = 's' —
+ * a Redis Cluster node — by sharded pub/sub (SPUBLISH, Redis 7): the message stays within the key's shard
+ * instead of crossing the cluster bus to every node, as PUBLISH does. Where SPUBLISH is unknown (Redis 6) or
+ * denied, PUBLISH; the subscribers, refused SSUBSCRIBE the same way, use SUBSCRIBE (`release-channels.ts`).
+ * Inline rather than a Lua function: a local function would be a new closure on every call.
+ */
+function announce(channel: string, flag: string): string {
+  return `
+    if ${flag} ~= 's' then
+      redis.call('PUBLISH', ${channel}, '1')
+    else
+      local reply = redis.pcall('SPUBLISH', ${channel}, '1')
+      if type(reply) == 'table' and reply.err then
+        redis.call('PUBLISH', ${channel}, '1')
+      end
+    end`;
+}
+
 /** A Lua script with its SHA1, so nodes can call it by digest (EVALSHA) and fall back to EVAL. */
 export interface LuaScript {
   readonly source: string;
@@ -436,29 +455,26 @@ export function extendManyCall(items: readonly ExtendItem[]): ScriptCall {
 }
 
 /**
- * RELEASE. KEYS: the lock keys. ARGV[1]: owner value.
+ * RELEASE. KEYS: the lock keys. ARGV[1]: owner value, ARGV[2]: 's' on a Cluster node (sharded announcements).
  *
  * Guarantees: compare-and-delete per key; a key held by another owner (or already gone) is left alone, so
  * one caller can never release another's lock. Each deleted key is announced on the channel
  * `<key>:released`, so waiters wake at once instead of polling. Returns how many keys were deleted.
  */
-export const RELEASE_SCRIPT = script(
-  `
+export const RELEASE_SCRIPT = script(`
 local deleted = 0
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', KEYS[i] .. ':released', '1')
+    redis.call('DEL', KEYS[i])${announce("KEYS[i] .. ':released'", 'ARGV[2]')}
     deleted = deleted + 1
   end
 end
 return deleted
-`,
-);
+`);
 
-/** RELEASE's KEYS and ARGV. */
-export function releaseCall(keys: readonly string[], owner: string): ScriptCall {
-  return { keys, args: [owner] };
+/** RELEASE's (and READ_RELEASE's) KEYS and ARGV; `sharded`: the node is a Cluster (see `announce`). */
+export function releaseCall(keys: readonly string[], owner: string, sharded = false): ScriptCall {
+  return { keys, args: sharded ? [owner, 's'] : [owner] };
 }
 
 /**
@@ -527,23 +543,21 @@ return 1
 );
 
 /**
- * READ_RELEASE. KEYS: the n lock keys, then the n readers keys. ARGV[1]: owner value. Removes the owner from
- * each readers set (an empty set is deleted) and announces each removal on `<lock key>:released`, where
- * waiting writers listen. Returns how many entries were removed (expired ones count: the reader is gone).
+ * READ_RELEASE. KEYS: the n lock keys, then the n readers keys. ARGV[1]: owner value, ARGV[2]: as RELEASE's.
+ * Removes the owner from each readers set (an empty set is deleted) and announces each removal on
+ * `<lock key>:released`, where waiting writers listen. Returns how many entries were removed (expired ones
+ * count: the reader is gone).
  */
-export const READ_RELEASE_SCRIPT = script(
-  `
+export const READ_RELEASE_SCRIPT = script(`
 local n = #KEYS / 2
 local removed = 0
 for i = 1, n do
   if redis.call('ZREM', KEYS[n + i], ARGV[1]) == 1 then
-    removed = removed + 1
-    redis.call('PUBLISH', KEYS[i] .. ':released', '1')
+    removed = removed + 1${announce("KEYS[i] .. ':released'", 'ARGV[2]')}
   end
 end
 return removed
-`,
-);
+`);
 
 /** The most members of a readers set one inspection reads (the rest are counted). */
 export const INSPECT_MEMBERS = 100;
@@ -578,20 +592,20 @@ return out
  * REVOKE (docs/DESIGN.md §16). KEYS: the keys of one resource to delete whoever holds them — first the ARGV[2]
  * lock keys (the lock key, a semaphore's permit keys), then its readers set and writer intent; never its fence
  * counter, so later tokens still exceed the revoked holder's. ARGV[1]: the revocation channel, ARGV[3]: the
- * message. Each deleted lock key is announced on `<key>:released` (waiters wake) and, when anything was
- * deleted, the message on the revocation channel (the holder aborts). Returns how many keys were deleted.
+ * message, ARGV[4]: as RELEASE's ARGV[2]. Each deleted lock key is announced on `<key>:released` (waiters wake)
+ * and, when anything was deleted, the message on the revocation channel (the holder aborts; by PUBLISH on a
+ * Cluster too: every holder listens there, whatever its slots). Returns how many keys were deleted.
  */
-export const REVOKE_SCRIPT = script(
-  `
+export const REVOKE_SCRIPT = script(`
 local deleted = 0
 local locks = tonumber(ARGV[2])
 for i = 1, #KEYS do
   if redis.call('DEL', KEYS[i]) == 1 then
     deleted = deleted + 1
-    if i <= locks then redis.call('PUBLISH', KEYS[i] .. ':released', '1') end
+    if i <= locks then${announce("KEYS[i] .. ':released'", 'ARGV[4]')}
+    end
   end
 end
 if deleted > 0 then redis.call('PUBLISH', ARGV[1], ARGV[3]) end
 return deleted
-`,
-);
+`);

@@ -223,17 +223,73 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     }
   });
 
-  it('a waiter wakes on the release announcement', async () => {
+  /** Pub/sub messages the nodes sent each other over the cluster bus: PUBLISH (to every node) and SPUBLISH. */
+  async function busPublishes(): Promise<{ broadcast: number; sharded: number }> {
+    let broadcast = 0;
+    let sharded = 0;
+    for (const node of cluster.nodes.nodes) {
+      const admin = node.redis();
+      try {
+        const info = String(await admin.cluster('INFO'));
+        broadcast += Number(/cluster_stats_messages_publish_sent:(\d+)/.exec(info)?.[1] ?? 0);
+        sharded += Number(/cluster_stats_messages_publishshard_sent:(\d+)/.exec(info)?.[1] ?? 0);
+      } finally {
+        admin.disconnect();
+      }
+    }
+    return { broadcast, sharded };
+  }
+
+  /** A holder, a waiter for the same resource, the holder's release: the waiter must wake on its announcement. */
+  async function handOver(redlock: Redlock, resource: string): Promise<void> {
+    const held = await redlock.acquire(resource, { ttl: 30_000 });
+    const waiting = redlock.acquire(resource, { wait: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await redlock.release(held);
+    await redlock.release(await waiting);
+    expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+  }
+
+  it('a waiter wakes on the release announcement, which stays in its shard (SPUBLISH)', async () => {
     const redlock = new Redlock([client], { restartGuard: false, logger: false });
     try {
-      const held = await redlock.acquire('cluster:wake', { ttl: 30_000 });
-      const waiting = redlock.acquire('cluster:wake', { wait: 10_000 });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await redlock.release(held);
-      await redlock.release(await waiting);
-      expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+      const before = await busPublishes();
+      await handOver(redlock, 'cluster:wake');
+      const after = await busPublishes();
+      // Two releases: each went to its primary's replica only, none to the other four nodes.
+      expect(after.broadcast - before.broadcast).toBe(0);
+      expect(after.sharded - before.sharded).toBeGreaterThanOrEqual(2);
+      // The counter's control: one PUBLISH crosses the bus to the five other nodes.
+      await client.publish('cluster:control', 'x');
+      expect((await busPublishes()).broadcast - after.broadcast).toBe(5);
     } finally {
       await redlock.quit();
+    }
+  });
+
+  it('a user denied sharded pub/sub still wakes waiters: subscribers and scripts fall back to SUBSCRIBE/PUBLISH', async () => {
+    for (const node of cluster.nodes.nodes) {
+      const admin = node.redis();
+      try {
+        await admin.call('ACL', 'SETUSER', 'noshard', 'on', '>noshard-pw', '~*', '&*', '+@all', '-spublish');
+        await admin.call('ACL', 'SETUSER', 'noshard', '-ssubscribe', '-sunsubscribe');
+      } finally {
+        admin.disconnect();
+      }
+    }
+    const limited = new Cluster(cluster.startup, {
+      redisOptions: { username: 'noshard', password: 'noshard-pw', maxRetriesPerRequest: 1 },
+    });
+    await new Promise((resolve) => limited.once('ready', resolve));
+    const redlock = new Redlock([limited], { restartGuard: false, logger: false });
+    try {
+      const before = await busPublishes();
+      await handOver(redlock, 'cluster:noshard');
+      // The announcements crossed the bus as PUBLISH (to the five other nodes each).
+      expect((await busPublishes()).broadcast - before.broadcast).toBeGreaterThanOrEqual(5);
+    } finally {
+      await redlock.quit();
+      limited.disconnect();
     }
   });
 

@@ -189,12 +189,17 @@ describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
     await cluster?.stop();
   });
 
-  it('locks, renews in batches per slot, inspects, lists and revokes across every primary', async () => {
+  async function connectedCluster() {
     const client = createCluster({
       rootNodes: cluster.startup.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
     });
     client.on('error', () => undefined);
     await client.connect();
+    return client;
+  }
+
+  it('locks, renews in batches per slot, inspects, lists and revokes across every primary', async () => {
+    const client = await connectedCluster();
     // A loaded machine can hold a cluster's per-slot calls past the default 50 ms: the claim here is slots.
     const redlock = new Redlock([client], { logger: false, restartGuard: false, nodeTimeout: 500 });
     const errors: string[] = [];
@@ -214,6 +219,30 @@ describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
       expect(errors).toEqual([]);
     } finally {
       await Promise.all(locks.map((lock) => redlock.release(lock)));
+      await redlock.quit();
+      await client.close();
+    }
+  });
+
+  it('a waiter wakes on the release announcement, heard by sharded pub/sub on the slot primary', async () => {
+    const client = await connectedCluster();
+    const redlock = new Redlock([client], { logger: false, restartGuard: false, nodeTimeout: 500 });
+    try {
+      const held = await redlock.acquire('nrc:wake', { ttl: 30_000 });
+      const waiting = redlock.acquire('nrc:wake', { wait: 10_000 });
+      await delay(200);
+      // Routed by the key to the slot's primary (not read-only: no replica).
+      const shardChannels = await client.sendCommand('redlock:{nrc:wake}', false, [
+        'PUBSUB',
+        'SHARDNUMSUB',
+        'redlock:{nrc:wake}:released',
+      ]);
+      // The waiter listens with SSUBSCRIBE on the primary that owns the key's slot.
+      expect(shardChannels).toEqual(['redlock:{nrc:wake}:released', 1]);
+      await redlock.release(held);
+      await redlock.release(await waiting);
+      expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+    } finally {
       await redlock.quit();
       await client.close();
     }
