@@ -151,22 +151,25 @@ if window > 0 then
     if type(marker) == 'table' then
       return {5, boot, redis.call('TYPE', boot)['ok']}
     end
-    local id, started = string.match(marker or '', '^(%w+):(%d+)$')
-    if marker and not id and not string.match(marker, '^%w+$') then
-      return {5, boot, 'string'}
-    end
-    -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
-    -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
-    if ARGV[6] ~= '' and id and string.sub(id, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
-      -- ARGV[7] '2': the client read this server's INFO when it had been up for the window already, and
-      -- uptime only grows while the run_id stays: no TIME needed.
-      if ARGV[7] ~= '2' then
+    if ARGV[7] == '2' and marker and string.sub(marker, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
+      -- Fastest path: the marker starts with the run_id prefix of the server the client learnt (so it is ours,
+      -- and this is that server), and that server had been up for the window already when the client read
+      -- its INFO — uptime only grows while the run_id stays: no parsing, no TIME.
+      known = true
+    else
+      local id, started = string.match(marker or '', '^(%w+):(%d+)$')
+      if marker and not id and not string.match(marker, '^%w+$') then
+        return {5, boot, 'string'}
+      end
+      -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
+      -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
+      if ARGV[6] ~= '' and id and string.sub(id, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
         local up = now_ms() - tonumber(started)
         if up < window then
           return {2, math.max(0, up)}
         end
+        known = true
       end
-      known = true
     end
   end
   if not known then
