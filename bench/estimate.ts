@@ -55,17 +55,20 @@ export function estimateScenarios(
   const seq = COST.sequentialCycleMs;
   // Each formula sees the implementations that take part in its scenario (the client variants: 1–3 only).
   const ms: Record<ScenarioId, (part: readonly Implementation[], n: number) => number> = {
-    uncontended: (_, n) => n * rounds * (scale.uncontended.warmup + scale.uncontended.iterations) * seq,
+    // The timed rounds, then one pass per implementation counting bytes (200 cycles).
+    uncontended: (_, n) =>
+      n * rounds * (scale.uncontended.warmup + scale.uncontended.iterations) * seq + n * 200 * seq,
     throughput: (_, n) => n * scale.throughput.warmupMs + n * rounds * scale.throughput.durationMs,
     // The last cycles of each round finish after its end (peers' retries): ~0.3 s.
     contention: (part) =>
       part.filter((impl) => impl.retries).length * rounds * (scale.contention.durationMs + 300),
     slowNode: (part, n) => {
       const { warmup, iterations, latencyMs, maxBlockMs } = scale.slowNode;
-      // Each round waits for its releases, answered by the slow node; redlock-universal waits for the slow
-      // node on every acquire, so its rounds end at maxBlockMs.
+      // Acquisitions on both sides (with and without the slow node), and each round waits for its releases,
+      // answered by the slow node; redlock-universal waits for the slow node on every acquire, so its rounds
+      // end after its first block past maxBlockMs.
       const waits = part.some((impl) => impl.name === 'redlock-universal') ? maxBlockMs : 0;
-      return rounds * (n * ((warmup + iterations) * seq + 4 * latencyMs) + waits);
+      return rounds * (n * (2 * (warmup + iterations) * seq + 4 * latencyMs) + waits);
     },
     scale: (_, n) => {
       const { nodeCounts, latencyMs, warmup, iterations } = scale.scale;
