@@ -8,16 +8,38 @@ const RELEASE_SOURCE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return red
 const RELEASE_SHA = createHash('sha1').update(RELEASE_SOURCE).digest('hex');
 
 /**
- * The acquire script's KEYS and ARGV exactly as nestjs-redlock lays them out (restart guard on, window = ttl,
- * no fencing), from the same function: a hand-written layout went stale when the guard keys moved to KEYS.
+ * The acquire script's KEYS and ARGV exactly as nestjs-redlock lays them out for a default lock (a writer:
+ * readers and intent keys, intent ttl 800 ms; restart guard on, window = ttl; no fencing; the server's uptime
+ * as read at connect, so the guard takes the same fast path), from the same function: a hand-written layout
+ * went stale when the guard keys moved to KEYS.
  */
-function scriptArgs(key: string, value: string, ttl: number, runId: string): (string | number)[] {
+function scriptArgs(key: string, value: string, ttl: number, server: ServerRun): (string | number)[] {
   const call = acquireCall(
-    { keys: [key], fenceKeys: [], owner: value, ttl, guardWindow: ttl, guardKey: 'floor:!boot' },
-    runId,
+    {
+      keys: [key],
+      fenceKeys: [],
+      owner: value,
+      ttl,
+      guardWindow: ttl,
+      guardKey: 'floor:!boot',
+      mode: 'write',
+      readerKeys: [`${key}:readers`],
+      intentKeys: [`${key}:intent`],
+      intent: value,
+      intentTtl: 800,
+    },
+    server.runId,
     false,
+    'floor:!boot',
+    server.uptime,
   );
   return [call.keys.length, ...call.keys, ...call.args];
+}
+
+/** A node's run_id and a lower bound of its uptime (ms), as nestjs-redlock learns them at connect. */
+interface ServerRun {
+  readonly runId: string;
+  readonly uptime: number;
 }
 
 interface FloorHandle {
@@ -52,7 +74,7 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
       `ioredis clients${autoPipelining ? ' with enableAutoPipelining' : ' (defaults)'}; ` +
       (scripts
         ? "nestjs-redlock's acquire script (EVALSHA, restart guard on its run_id fast path) to all nodes in " +
-          'parallel, decided at quorum; its release script (EVAL, as sent by nestjs-redlock) to all nodes in ' +
+          'parallel, decided at quorum; its release script (EVALSHA, as sent by nestjs-redlock) to all nodes in ' +
           'parallel; no retry'
         : 'SET NX PX to all nodes in parallel, decided at quorum; owner-checked DEL (EVALSHA) to all nodes in ' +
           'parallel; no retry'),
@@ -69,9 +91,13 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
           ),
         ),
       );
-      // The run_id each node reports: the acquire script's restart guard then takes its fast path.
-      const runIds = await Promise.all(
-        clients.map(async (client) => /run_id:(\w+)/.exec(await client.info('server'))?.[1] ?? ''),
+      // The run_id and uptime each node reports: the acquire script's restart guard then takes its fast path.
+      const servers = await Promise.all(
+        clients.map(async (client): Promise<ServerRun> => {
+          const info = await client.info('server');
+          const seconds = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0);
+          return { runId: /run_id:(\w+)/.exec(info)?.[1] ?? '', uptime: Math.max(0, seconds - 1) * 1000 };
+        }),
       );
       const quorum = (clients.length >> 1) + 1;
       const prefix = randomBytes(12).toString('base64url');
@@ -80,16 +106,14 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
       const releaseAll = (key: string, value: string): Promise<unknown> =>
         Promise.all(
           clients.map((client) =>
-            // Our release script goes in full (EVAL), as nestjs-redlock sends it.
-            scripts
-              ? client.eval(RELEASE_SCRIPT.source, 1, key, value)
-              : client.evalsha(RELEASE_SHA, 1, key, value),
+            // Our release script by digest, as nestjs-redlock sends it (loaded above).
+            client.evalsha(scripts ? RELEASE_SCRIPT.sha : RELEASE_SHA, 1, key, value),
           ),
         );
       const acquireOn = (index: number, key: string, value: string, ttl: number): Promise<boolean> =>
         scripts
           ? clients[index]
-              .evalsha(ACQUIRE_SCRIPT.sha, ...(scriptArgs(key, value, ttl, runIds[index]) as [number]))
+              .evalsha(ACQUIRE_SCRIPT.sha, ...(scriptArgs(key, value, ttl, servers[index]) as [number]))
               .then((reply) => reply === 1)
           : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 
