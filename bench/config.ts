@@ -1,5 +1,5 @@
 /**
- * How big a run is. `full` is what `npm run bench` measures (≈ 9 minutes on 2 cores; it prints its own
+ * How big a run is. `full` is what `npm run bench` measures (≈ 10 minutes on 2 cores; it prints its own
  * estimate at start, bench/estimate.ts); `smoke` runs every scenario through the same code with tiny counts, so
  * the benchmark cannot rot (test/bench).
  */
