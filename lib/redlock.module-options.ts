@@ -6,6 +6,7 @@ import {
   RedlockOptions,
   describe,
   durationProblem,
+  loggerMethods,
   readOptions,
 } from './core';
 import { NodeSpec, Redlock } from './redis';
@@ -106,16 +107,10 @@ function logSinkOf(logger: unknown): LogSink | undefined {
       `logger must be false or a Nest LoggerService (an object with warn(message, context)), got ${got}. ` +
         "Leave it out for Nest's Logger (context 'Redlock'), or pass false for silence.",
     );
-  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
-  // Read once, called on the logger given: a getter or Proxy trap that throws is refused here, not at a warning.
-  let warn: unknown;
-  let debug: unknown;
-  try {
-    ({ warn, debug } = logger as Record<string, unknown>);
-  } catch (error) {
-    throw refuse(`an object whose warn or debug could not be read (${String(error)})`);
-  }
-  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
+  // Called on the logger given; a debug that is not a function is left out (a LoggerService may lack it).
+  const { warn, debug } = loggerMethods(logger, refuse, (error) =>
+    refuse(`an object whose warn or debug could not be read (${String(error)})`),
+  );
   const call = (method: unknown) => (message: string) =>
     typeof method === 'function' ? void Reflect.apply(method, logger, [message, LOGGER_CONTEXT]) : undefined;
   return { warn: call(warn), debug: call(debug) };

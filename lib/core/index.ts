@@ -41,6 +41,7 @@ export {
   usingArguments,
 } from './options';
 export { readOptions } from './option-object';
+export { loggerMethods } from './option-rules';
 export type { OptionsKind } from './option-object';
 export { normalizeResources } from './resources';
 export type { DeposedReason, LeadOptions } from './leadership';

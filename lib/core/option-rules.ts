@@ -177,6 +177,28 @@ function isAbortSignal(value: unknown): value is AbortSignal {
 
 const ABORTED_GETTER = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
 
+/**
+ * A logger object's `warn` (a function, or `refuse`) and `debug` (unchecked), each read once: a getter or Proxy
+ * trap that throws is refused here (`unreadable`), not at a warning. The core's and the Nest module's loggers
+ * both read theirs through it.
+ */
+export function loggerMethods(
+  logger: unknown,
+  refuse: (got: string) => Error,
+  unreadable: (error: unknown) => Error,
+): { warn: Function; debug: unknown } {
+  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
+  let warn: unknown;
+  let debug: unknown;
+  try {
+    ({ warn, debug } = logger as Record<string, unknown>);
+  } catch (error) {
+    throw unreadable(error);
+  }
+  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
+  return { warn, debug };
+}
+
 /** The logger's warn and debug, read once and called on the object given (`this`); `undefined`: silent. */
 export function loggerOf(
   logger: unknown,
@@ -189,15 +211,11 @@ export function loggerOf(
       `logger must be false or an object with a warn(message) method (and optionally debug(message)), got ${got}. ` +
         'Leave it out for console.warn.',
     );
-  if (logger === null || typeof logger !== 'object') throw refuse(describe(logger));
-  let warn: unknown;
-  let debug: unknown;
-  try {
-    ({ warn, debug } = logger as Record<string, unknown>);
-  } catch (error) {
-    throw new InvalidArgumentError(unreadableLogger(error));
-  }
-  if (typeof warn !== 'function') throw refuse(`an object whose warn is ${describe(warn)}`);
+  const { warn, debug } = loggerMethods(
+    logger,
+    refuse,
+    (error) => new InvalidArgumentError(unreadableLogger(error)),
+  );
   if (debug !== undefined && typeof debug !== 'function') {
     throw refuse(`an object whose debug is ${describe(debug)}`);
   }
