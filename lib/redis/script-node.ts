@@ -38,6 +38,7 @@ import {
   fenceCall,
   limitCall,
   releaseCall,
+  revokeCall,
 } from './scripts';
 
 /** One server a scan pages through (a Cluster has one per primary). */
@@ -238,9 +239,9 @@ export abstract class ScriptLockNode implements LockNode {
   }
 
   revoke(request: RevokeRequest): Promise<number> {
-    const { keys, lockKeys, channel, message } = request;
-    const args = this.cluster ? [channel, lockKeys, message, 's'] : [channel, lockKeys, message];
-    return this.run(REVOKE_SCRIPT, { keys, args }).then((raw) => revokeReplyOf(this.name, raw, keys.length));
+    return this.run(REVOKE_SCRIPT, revokeCall(request, this.cluster)).then((raw) =>
+      revokeReplyOf(this.name, raw, request.keys.length),
+    );
   }
 
   /** SCAN (on every primary of a Cluster) until `limit` keys match or the scan is done. */

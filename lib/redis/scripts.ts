@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AcquireRequest, ExtendItem } from '../core';
+import type { AcquireRequest, ExtendItem, RevokeRequest } from '../core';
 
 /**
  * The Lua scripts that carry the guarantees of docs/DESIGN.md on each node, each with the function that
@@ -612,3 +612,8 @@ end
 if deleted > 0 then redis.call('PUBLISH', ARGV[1], ARGV[3]) end
 return deleted
 `);
+
+/** REVOKE's KEYS and ARGV; `sharded` as {@link releaseCall}'s. */
+export function revokeCall({ keys, lockKeys, channel, message }: RevokeRequest, sharded = false): ScriptCall {
+  return { keys, args: sharded ? [channel, lockKeys, message, 's'] : [channel, lockKeys, message] };
+}
