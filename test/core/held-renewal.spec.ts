@@ -1,33 +1,18 @@
 import { Lock, LockLostError } from '../../lib';
-import type { Clock, LockNode } from '../../lib';
+import type { LockNode } from '../../lib';
 import { RedlockEvents } from '../../lib/core/events';
 import { extendBatch, type RenewalOutcome } from '../../lib/core/extend-batch';
 import type { NodeGroup } from '../../lib/core/fan-out';
 import type { ExtendItem } from '../../lib/core/lock-node';
 import { Renewals } from '../../lib/core/renewals';
 import { validUntil } from '../../lib/core/validity';
-import { VirtualClock } from './virtual-clock';
+import { VirtualClock, heldLockOn } from './virtual-clock';
 
 /**
  * The held-lock cost changes of #21 (docs/BENCHMARKS.md, held locks), on a virtual clock: a batch's node
  * timeout runs from after its sends and grows with its size; a renewed lock stays queued at its older
  * deadline, and is still declared lost exactly at its own deadline.
  */
-
-function lockOf(clock: Clock, i: number, ttl: number, validity: number): Lock {
-  const grant = {
-    resources: [`r${i}`],
-    keys: [`k${i}`],
-    fenceKeys: [],
-    value: `v${i}`,
-    ttl,
-    deadline: clock.now() + validity,
-    attempts: 1,
-    fencingToken: undefined,
-  };
-  const owner = { extend: async (l: Lock) => l, release: async () => ({ releasedOn: 0, votes: [] }) };
-  return new (Lock as unknown as new (...args: unknown[]) => Lock)(grant, { abandoned: false }, owner, clock);
-}
 
 /** A node whose batch answers come when `answer()` is called (all true), after `cost` ms spent sending. */
 class HeldNode implements LockNode {
@@ -69,7 +54,7 @@ describe('batched renewal: the node timeout of a batch', () => {
   it('runs from after the sends: a batch that took 40 ms per node to write is still answered in time', async () => {
     const clock = new VirtualClock();
     const nodes = [0, 1, 2].map((j) => new HeldNode(`n${j}`, clock, 40));
-    const locks = Array.from({ length: 10 }, (_, i) => lockOf(clock, i, 10_000, 9_000));
+    const locks = Array.from({ length: 10 }, (_, i) => heldLockOn(clock, 10_000, 9_000, i));
     const outcomes: RenewalOutcome[] = [];
     extendBatch(groupOf(clock, nodes), locks, (i, outcome) => (outcomes[i] = outcome));
     // 120 ms went into writing; the nodes answer 45 ms later (within the 50 ms timeout of one call).
@@ -91,7 +76,7 @@ describe('batched renewal: the node timeout of a batch', () => {
     ] as const) {
       const clock = new VirtualClock();
       const nodes = [0, 1, 2].map((j) => new HeldNode(`n${j}`, clock));
-      const locks = Array.from({ length: count }, (_, i) => lockOf(clock, i, 10_000, 9_000));
+      const locks = Array.from({ length: count }, (_, i) => heldLockOn(clock, 10_000, 9_000, i));
       const outcomes: RenewalOutcome[] = [];
       extendBatch(groupOf(clock, nodes), locks, (i, outcome) => (outcomes[i] = outcome));
       await clock.advance(answeredAt);
@@ -128,7 +113,7 @@ describe('Renewals: one object per held lock, deadlines queued lazily yet exact'
     // 300 locks granted 10 ms apart.
     const locks: Lock[] = [];
     for (let i = 0; i < 300; i++) {
-      locks.push(lockOf(clock, i, 3_000, 2_900));
+      locks.push(heldLockOn(clock, 3_000, 2_900, i));
       renewals.add(locks[i]);
       await clock.advance(10);
     }
@@ -160,7 +145,7 @@ describe('Renewals: one object per held lock, deadlines queued lazily yet exact'
         }),
       () => lost.push(clock.now()),
     );
-    const lock = lockOf(clock, 0, 3_000, 2_900);
+    const lock = heldLockOn(clock, 3_000, 2_900, 0);
     renewals.add(lock);
     await clock.advance(2_500);
     // Renewed twice by now; a shorter extend by hand sets a deadline 50 ms from now.

@@ -1,22 +1,5 @@
-import { Lock } from '../../lib';
-import type { Clock } from '../../lib';
 import { keepAlive } from '../../lib/core/keep-alive';
-import { VirtualClock } from './virtual-clock';
-
-function lockOf(clock: VirtualClock, ttl: number, validity: number): Lock {
-  const grant = {
-    resources: ['r'],
-    keys: ['k'],
-    fenceKeys: [],
-    value: 'v',
-    ttl,
-    deadline: clock.now() + validity,
-    attempts: 1,
-    fencingToken: undefined,
-  };
-  const owner = { extend: async (l: Lock) => l, release: async () => ({ releasedOn: 0, votes: [] }) };
-  return new (Lock as unknown as new (...args: unknown[]) => Lock)(grant, { abandoned: false }, owner, clock);
-}
+import { VirtualClock, heldLockOn } from './virtual-clock';
 
 describe('keepAlive renewal timing (virtual clock)', () => {
   it.each([10, 12, 20, 100, 10_000])(
@@ -24,7 +7,7 @@ describe('keepAlive renewal timing (virtual clock)', () => {
     async (ttl) => {
       const clock = new VirtualClock();
       const validity = ttl - 2 - Math.round(ttl * 0.01); // what the drift allowance leaves
-      const lock = lockOf(clock, ttl, validity);
+      const lock = heldLockOn(clock, ttl, validity);
       const renewals: number[] = [];
       const lost: unknown[] = [];
       const stop = keepAlive(
@@ -49,7 +32,7 @@ describe('keepAlive renewal timing (virtual clock)', () => {
 
   it('negative control: a renewal that never answers loses the lock at its deadline', async () => {
     const clock = new VirtualClock();
-    const lock = lockOf(clock, 10, 7);
+    const lock = heldLockOn(clock, 10, 7);
     const lost: unknown[] = [];
     keepAlive(
       lock,
@@ -69,12 +52,12 @@ describe('keepAlive renewal timing (virtual clock)', () => {
     const clock = new VirtualClock();
     const lost: unknown[] = [];
     keepAlive(
-      lockOf(clock, 1_000, 900),
+      heldLockOn(clock, 1_000, 900),
       clock,
       () => new Promise(() => undefined),
       (_lock, error) => lost.push(error),
     );
-    const short = lockOf(clock, 20, 16);
+    const short = heldLockOn(clock, 20, 16);
     let renewals = 0;
     keepAlive(
       short,

@@ -1,3 +1,4 @@
+import { Lock } from '../../lib';
 import type { Clock, Timer } from '../../lib';
 
 /**
@@ -32,3 +33,22 @@ export class VirtualClock implements Clock {
 }
 
 const settleMicrotasks = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A lock held on `clock` (resource `r<suffix>`, key `k<suffix>`, value `v<suffix>`) with `validity` ms left of
+ * `ttl`, whose owner extends by handing the lock back and releases nothing: for the core's timers, not Redis.
+ */
+export function heldLockOn(clock: Clock, ttl: number, validity: number, suffix: string | number = ''): Lock {
+  const grant = {
+    resources: [`r${suffix}`],
+    keys: [`k${suffix}`],
+    fenceKeys: [],
+    value: `v${suffix}`,
+    ttl,
+    deadline: clock.now() + validity,
+    attempts: 1,
+    fencingToken: undefined,
+  };
+  const owner = { extend: async (l: Lock) => l, release: async () => ({ releasedOn: 0, votes: [] }) };
+  return new (Lock as unknown as new (...args: unknown[]) => Lock)(grant, { abandoned: false }, owner, clock);
+}
