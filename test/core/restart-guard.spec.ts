@@ -121,6 +121,24 @@ describe('restart guard (5 real nodes)', () => {
     // The client read an uptime past the window when it connected: checking the boot marker's start time
     // against the window (TIME) would add 50 too.
     expect(after.time - before.time).toBe(0);
+    // The counter's control: the same acquire without the client's word (uptime unknown) checks TIME each time.
+    const admin = nodes.nodes[4].redis();
+    try {
+      const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
+      const request = {
+        keys: ['redlock:{control}'],
+        fenceKeys: [],
+        owner: 'o',
+        ttl: WINDOW,
+        guardWindow: WINDOW,
+      };
+      const call = acquireCall({ ...request, guardKey: 'redlock:!boot' }, runId, false, 'redlock:!boot', 0);
+      for (let i = 0; i < 5; i++)
+        await admin.eval(ACQUIRE_SCRIPT.source, call.keys.length, ...call.keys, ...call.args);
+    } finally {
+      admin.disconnect();
+    }
+    expect((await calls()).time - after.time).toBe(5);
   });
 
   it("the client's word that a server is old counts only beside that run_id's boot marker", async () => {
