@@ -72,6 +72,111 @@ function wrongWay(file: string, asPath = file): string[] {
   });
 }
 
+/**
+ * The rooms inside lib/core and lib/redis (docs/DESIGN.md §0): which room each file is in, and which rooms each
+ * room may import. A room is a sub-folder, entered from outside only through its index.ts; the files directly
+ * in the folder are split into the facade (which may import every room) and the foundation (or front).
+ */
+interface NestedRooms {
+  readonly dir: string;
+  /** The room of a file directly in `dir`. */
+  readonly flatRoom: (name: string) => string;
+  readonly mayImport: Readonly<Record<string, readonly string[]>>;
+}
+
+const CORE_ROOMS: NestedRooms = {
+  dir: path.join(LIB, 'core'),
+  flatRoom: (name) =>
+    ['index.ts', 'redlock.ts', 'instance.ts', 'instance-sections.ts'].includes(name)
+      ? 'facade'
+      : 'foundation',
+  mayImport: {
+    foundation: [],
+    options: ['foundation'],
+    nodes: ['options', 'foundation'],
+    release: ['nodes', 'options', 'foundation'],
+    acquire: ['release', 'nodes', 'options', 'foundation'],
+    hold: ['nodes', 'options', 'foundation'],
+    primitives: ['acquire', 'release', 'hold', 'nodes', 'options', 'foundation'],
+    operate: ['primitives', 'hold', 'nodes', 'options', 'foundation'],
+    facade: ['operate', 'primitives', 'hold', 'acquire', 'release', 'nodes', 'options', 'foundation'],
+  },
+};
+
+const REDIS_ROOMS: NestedRooms = {
+  dir: path.join(LIB, 'redis'),
+  flatRoom: () => 'front',
+  mayImport: {
+    front: ['ioredis', 'node-redis', 'script-node', 'scripts'],
+    ioredis: ['script-node', 'scripts'],
+    'node-redis': ['script-node', 'scripts'],
+    'script-node': ['scripts'],
+    scripts: [],
+  },
+};
+
+function nestedRoomOf(rooms: NestedRooms, file: string): string {
+  const parts = path.relative(rooms.dir, file).split(path.sep);
+  return parts.length > 1 ? parts[0] : rooms.flatRoom(parts[0]);
+}
+
+/** Imports inside `rooms.dir` that go against its `mayImport`, or into a room other than through its index.ts. */
+function wrongWayInside(rooms: NestedRooms, file: string, asPath = file): string[] {
+  const from = nestedRoomOf(rooms, asPath);
+  const allowed = rooms.mayImport[from];
+  const name = path.relative(LIB, asPath);
+  if (!allowed) return [`${name}: room "${from}" has no rule`];
+  return importsOf(file).flatMap((specifier) => {
+    if (!specifier.startsWith('.')) return [];
+    const resolved = path.resolve(path.dirname(asPath), specifier);
+    if (path.relative(rooms.dir, resolved).startsWith('..')) return [];
+    const isRoom = fs.existsSync(path.join(resolved, 'index.ts')) && path.dirname(resolved) === rooms.dir;
+    const to = isRoom ? path.basename(resolved) : nestedRoomOf(rooms, `${resolved}.ts`);
+    if (to === from) return [];
+    const problems: string[] = [];
+    if (!allowed.includes(to)) problems.push(`${name} (${from}) → ${specifier} (${to})`);
+    if (to in rooms.mayImport && !['facade', 'foundation', 'front'].includes(to) && !isRoom) {
+      problems.push(`${name} → ${specifier}: enter the room "${to}" through its index.ts`);
+    }
+    return problems;
+  });
+}
+
+/** Every import cycle among lib/'s files (type-only imports and re-exports included), each once. */
+function importCycles(files: readonly string[]): string[][] {
+  const resolve = (from: string, specifier: string): string | undefined => {
+    const base = path.resolve(path.dirname(from), specifier);
+    if (fs.existsSync(`${base}.ts`)) return `${base}.ts`;
+    if (fs.existsSync(path.join(base, 'index.ts'))) return path.join(base, 'index.ts');
+    return undefined;
+  };
+  const edges = new Map(
+    files.map((file) => [
+      file,
+      importsOf(file)
+        .filter((s) => s.startsWith('.'))
+        .map((s) => resolve(file, s))
+        .filter((f): f is string => f !== undefined),
+    ]),
+  );
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') {
+        cycles.push(stack.slice(stack.indexOf(next)).map((f) => path.relative(LIB, f)));
+      } else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of files) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
 describe('architecture (the rooms of docs/DESIGN.md)', () => {
   const files = sourceFiles(LIB);
 
@@ -85,7 +190,11 @@ describe('architecture (the rooms of docs/DESIGN.md)', () => {
     const offending: string[] = [];
     for (const file of files.filter((f) => roomOf(f) === 'core')) {
       for (const specifier of importsOf(file)) {
-        const inside = specifier.startsWith('./');
+        const inside =
+          specifier.startsWith('.') &&
+          !path
+            .relative(path.join(LIB, 'core'), path.resolve(path.dirname(file), specifier))
+            .startsWith('..');
         const builtin = specifier.startsWith('node:');
         if (!inside && !builtin) offending.push(`${path.relative(LIB, file)} → ${specifier}`);
       }
@@ -149,6 +258,53 @@ describe('architecture (the rooms of docs/DESIGN.md)', () => {
     fs.writeFileSync(file, "import Redis from 'ioredis';\nimport { X } from '../redis/scripts';\n");
     expect(importsOf(file)).toEqual(['ioredis', '../redis/scripts']);
     fs.rmSync(dir, { recursive: true });
+  });
+
+  it('inside lib/core and lib/redis, rooms import only the rooms below them, through their index.ts', () => {
+    for (const rooms of [CORE_ROOMS, REDIS_ROOMS]) {
+      const inside = files.filter((file) => !path.relative(rooms.dir, file).startsWith('..'));
+      const found = new Set(inside.map((file) => nestedRoomOf(rooms, file)));
+      expect([...found].sort()).toEqual(Object.keys(rooms.mayImport).sort());
+      expect(inside.flatMap((file) => wrongWayInside(rooms, file))).toEqual([]);
+    }
+  });
+
+  it('negative control: an upward import inside lib/core, and one past a room index, are caught', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arch-'));
+    try {
+      const file = path.join(dir, 'x.ts');
+      fs.writeFileSync(file, "import { a } from '../primitives';\nimport { b } from '../release/release';\n");
+      expect(wrongWayInside(CORE_ROOMS, file, path.join(LIB, 'core', 'acquire', 'x.ts'))).toEqual([
+        'core/acquire/x.ts (acquire) → ../primitives (primitives)',
+        'core/acquire/x.ts → ../release/release: enter the room "release" through its index.ts',
+      ]);
+      fs.writeFileSync(file, "import { c } from '../acquire';\n");
+      expect(wrongWayInside(CORE_ROOMS, file, path.join(LIB, 'core', 'primitives', 'x.ts'))).toEqual([]);
+      // A foundation file may not reach into a room.
+      fs.writeFileSync(file, "import { d } from './hold';\n");
+      expect(wrongWayInside(CORE_ROOMS, file, path.join(LIB, 'core', 'x.ts'))).toEqual([
+        'core/x.ts (foundation) → ./hold (hold)',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
+  it('lib/ has no import cycle, type-only imports included', () => {
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it('negative control: a cycle of two files, one import type-only, is found', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arch-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'a.ts'), "import type { B } from './b';\n");
+      fs.writeFileSync(path.join(dir, 'b.ts'), "export { A } from './a';\n");
+      const cycles = importCycles([path.join(dir, 'a.ts'), path.join(dir, 'b.ts')]);
+      expect(cycles).toHaveLength(1);
+      expect(cycles[0]).toHaveLength(2);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
   });
 
   it('the published declarations hide every @internal member', () => {

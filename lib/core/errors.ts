@@ -1,38 +1,8 @@
 import * as messages from './messages';
 import { nearestName } from './nearest';
+import type { NodeVote } from './votes';
 
-/**
- * What one node answered in one attempt. Every failure carries these, so a message can say which node
- * did what instead of an opaque "unable to achieve a quorum".
- */
-export interface NodeVote {
-  /** The node's name (its address, e.g. `127.0.0.1:6379`). */
-  readonly node: string;
-  /**
-   * - `acquired` / `extended` / `released`: the node did what was asked.
-   * - `busy`: another owner holds one of the resources on this node.
-   * - `not-owner`: (extend) the key is no longer held by this lock on this node.
-   * - `refused`: the node refused because it restarted recently (restart guard).
-   * - `error`: the node answered with an error or could not be reached.
-   * - `timeout`: no answer within the per-node timeout.
-   * - `pending`: not awaited, because the outcome was already decided by the other nodes.
-   */
-  readonly outcome:
-    'acquired' | 'extended' | 'released' | 'busy' | 'not-owner' | 'refused' | 'error' | 'timeout' | 'pending';
-  /** For `error`: the cause, as Redis or the client reported it. */
-  readonly error?: Error;
-  /** For `busy`: the holder's remaining time to live on this node, in ms. */
-  readonly holderTtl?: number;
-  /** For `busy`: true when readers hold it (a read-write lock); `holderTtl` is then the last reader's. */
-  readonly readers?: boolean;
-  /**
-   * For `refused` (restart guard): how long ago the node started (or, in the guard's portable mode, since its
-   * data was first seen), in ms.
-   */
-  readonly restartedAgo?: number;
-  /** For `refused`: how much longer this node refuses locks, in ms. */
-  readonly guardRemaining?: number;
-}
+export type { NodeVote } from './votes';
 
 /** The base class of every error this library throws. `instanceof RedlockError` catches them all. */
 export class RedlockError extends Error {

@@ -1,7 +1,9 @@
 import { InvalidArgumentError, LockLostError } from './errors';
-import type { DeposedReason } from './leadership';
 import { notAListener, unknownEvent } from './messages';
 import { nearestName } from './nearest';
+
+/** Why a term of leadership ended, as the `deposed` event says. */
+export type DeposedReason = 'returned' | 'failed' | 'lost' | 'aborted';
 
 /** What each event of a {@link Redlock} instance carries. Events are for metrics and tracing. */
 export interface RedlockEventMap {

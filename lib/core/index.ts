@@ -3,11 +3,11 @@
  * It reaches nodes only through the `LockNode` port and time only through `Clock`.
  */
 export { RedlockCore } from './redlock';
-export type { RedlockStats } from './instance-plan';
+export type { RedlockStats } from './instance';
 /** @internal */
-export type { RedlockInternals } from './instance-plan';
+export type { RedlockInternals } from './instance';
 /** @internal */
-export type { SectionPort } from './section-port';
+export type { SectionPort } from './instance-sections';
 export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type {
@@ -20,7 +20,7 @@ export type {
   ReadyState,
   ReleaseListener,
   RevokeRequest,
-} from './lock-node';
+} from './nodes';
 export type { Clock, Timer } from './clock';
 export { systemClock, withTimeout } from './clock';
 export type {
@@ -40,11 +40,12 @@ export {
   resolveOptions,
   usingArguments,
 } from './options';
-export { readOptions } from './option-object';
-export { loggerMethods } from './option-rules';
-export type { OptionsKind } from './option-object';
+export { readOptions } from './options';
+export { loggerMethods } from './options';
+export type { OptionsKind } from './options';
 export { normalizeResources } from './resources';
-export type { DeposedReason, LeadOptions } from './leadership';
+export type { LeadOptions } from './primitives';
+export type { DeposedReason } from './events';
 export {
   RedlockError,
   InvalidArgumentError,
@@ -62,6 +63,6 @@ export type { NodeVote } from './errors';
 export { describe, formatResources, textHint } from './messages';
 export { MAX_DURATION, durationProblem, validateDuration } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
-export type { HealthReport, NodeHealth } from './health';
-export type { LockHolder, LockInspection, NodeInspection } from './inspection';
-export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './revocation';
+export type { HealthReport, NodeHealth } from './operate';
+export type { LockHolder, LockInspection, NodeInspection } from './operate';
+export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './operate';

@@ -2,15 +2,8 @@
  * The core's wording in one place: how values, resources and votes appear in messages, the vote constants
  * every operation reports with, and the sentences that say what to do. Errors (errors.ts) are built from these.
  */
-import type { NodeVote } from './errors';
-
-/** A vote without its node name: what an operation's answer means. */
-export type VoteOutcome = Omit<NodeVote, 'node'>;
-
-export const ACQUIRED: VoteOutcome = Object.freeze({ outcome: 'acquired' });
-export const EXTENDED: VoteOutcome = Object.freeze({ outcome: 'extended' });
-export const RELEASED: VoteOutcome = Object.freeze({ outcome: 'released' });
-export const NOT_OWNER: VoteOutcome = Object.freeze({ outcome: 'not-owner' });
+import type { NodeVote } from './votes';
+import { formatVotes, hintsFor } from './votes';
 
 /** A short description of a bad value for messages: `"abc" (a string)`, `-1`, `undefined`, `an object`. */
 export function describe(value: unknown): string {
@@ -124,62 +117,6 @@ export function emptyHashTagPrefix(prefix: string): string {
   );
 }
 
-/** `127.0.0.1:6379 acquired; 127.0.0.1:6380 timeout; 127.0.0.1:6381 error (ECONNREFUSED ...)`. */
-export function formatVotes(votes: readonly NodeVote[]): string {
-  if (votes.length === 0) return 'none answered';
-  return votes
-    .map((v) => {
-      let text = `${v.node} ${v.outcome}`;
-      if (v.error) text += ` (${v.error.message})`;
-      if (v.readers && v.holderTtl !== undefined)
-        text += ` (held by readers, the last expires in ${v.holderTtl} ms)`;
-      else if (v.holderTtl !== undefined && v.holderTtl >= 0)
-        text += ` (holder expires in ${v.holderTtl} ms)`;
-      if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';
-      if (v.restartedAgo !== undefined) {
-        text += ` (restart guard: up ${v.restartedAgo} ms`;
-        text += v.guardRemaining !== undefined ? `, refuses for ${v.guardRemaining} ms more)` : ')';
-      }
-      return text;
-    })
-    .join('; ');
-}
-
-/** What to do about the node errors seen, one sentence per kind of error. */
-export function hintsFor(votes: readonly NodeVote[]): string {
-  const hints = new Set<string>();
-  for (const vote of votes) {
-    const message = vote.error?.message ?? '';
-    if (vote.error?.name === 'ForeignDataError') {
-      hints.add(FOREIGN_MARKER_HINT);
-    } else if (message.startsWith('WRONGTYPE')) {
-      hints.add(
-        // WRONGTYPE does not say which key; the restart guard's markers are checked by name (ForeignDataError).
-        'A key the library uses for locks (a lock, readers, writer-intent or fence key under keyPrefix) holds ' +
-          'data of another type: other code uses the same keys; set a distinct keyPrefix.',
-      );
-    } else if (message.startsWith('READONLY')) {
-      hints.add('A node is a read-only replica: list primaries only, each an independent server.');
-    } else if (message.startsWith('OOM')) {
-      hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
-    }
-  }
-  const guarded = votes.filter((vote) => vote.outcome === 'refused').length;
-  // A node whose marker holds foreign data is reachable and healthy: its error says what to do instead.
-  const failing = votes.some(
-    (vote) =>
-      vote.outcome === 'timeout' || (vote.outcome === 'error' && vote.error?.name !== 'ForeignDataError'),
-  );
-  if (guarded > 0) hints.add(guardHint(guarded, votes.length));
-  if (failing || (guarded === 0 && hints.size === 0))
-    hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
-  return [...hints].join(' ');
-}
-
-const FOREIGN_MARKER_HINT =
-  "A restart-guard marker key holds another application's data (named above), and the library never " +
-  'overwrites it: set a keyPrefix that no other application uses.';
-
 /** A restart-guard marker key that holds data of another type or form (ForeignDataError). */
 export function foreignMarker(key: string, found: string): string {
   const dataAge = key.endsWith(':since');
@@ -198,16 +135,6 @@ export function foreignMarker(key: string, found: string): string {
 /** A key named by a node, for messages: quoted, at most 200 characters. */
 function shortKey(key: string): string {
   return JSON.stringify(key.length > 200 ? `${key.slice(0, 200)}…` : key);
-}
-
-/** Why refusals by the restart guard are deliberate, and how to turn it off where that is safe. */
-function guardHint(guarded: number, total: number): string {
-  return (
-    `${guarded} of ${total} nodes refused because of the restart guard: they restarted or are new, and a node ` +
-    'that lost its data must not hand out a lock that another owner may still hold, so it refuses for one ' +
-    'window (option restartGuard, by default the largest ttl). This is deliberate; acquire() waits it out when ' +
-    'it ends within `wait`. For development and tests with fresh nodes, set restartGuard: false.'
-  );
 }
 
 export function sameServer(first: number, firstName: string, second: number, secondName: string): string {

@@ -1,24 +1,31 @@
 import { setMaxListeners } from 'node:events';
-import { closeNodes, connectInstance } from './connect';
+import { closeNodes, connectInstance } from './nodes';
 import { validateDuration } from './durations';
 import { InvalidArgumentError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
-import { extendLock } from './extend';
-import { HealthReport, probeNodes } from './health';
-import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './inspection';
-import type { InstanceParts, RedlockInternals, RedlockStats } from './instance-plan';
-import { instanceParts, nodesOf } from './instance-plan';
-import { LeadOptions, runLeadership } from './leadership';
+import { extendLock } from './hold';
+import { HealthReport, probeNodes } from './operate';
+import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './operate';
+import type { InstanceParts, RedlockInternals, RedlockStats } from './instance';
+import { instanceParts, nodesOf } from './instance';
+import { LeadOptions, runLeadership } from './primitives';
 import { Lock, LockOwner, ReleaseResult } from './lock';
-import type { LockNode, ReadyState } from './lock-node';
-import { lockResources } from './lock-resources';
+import type { LockNode, ReadyState } from './nodes';
+import { lockResources } from './primitives';
 import * as messages from './messages';
 import type { AcquireOptions, CallSettings, RedlockOptions, ResolvedOptions, UsingOptions } from './options';
-import * as optionRules from './options';
+import {
+  ACQUIRE_OPTION_KEYS,
+  USING_OPTION_KEYS,
+  guardWindowOf,
+  resolveCallOptions,
+  resolveOptions,
+  usingArguments,
+} from './options';
 import { normalizeResources } from './resources';
-import type { HoldersOptions, RevokeOptions, RevokeOutcome } from './revocation';
-import { runUnderLock } from './run-under-lock';
-import type { SectionPort } from './section-port';
+import type { HoldersOptions, RevokeOptions, RevokeOutcome } from './operate';
+import { runUnderLock } from './hold';
+import type { SectionPort } from './instance-sections';
 
 /**
  * The Redlock algorithm over N independent nodes (docs/DESIGN.md): acquire on a majority within the ttl,
@@ -53,14 +60,14 @@ export class RedlockCore implements LockOwner {
   /** @internal With test and simulation hooks. */
   constructor(nodes: readonly LockNode[], options: RedlockOptions | undefined, internals: RedlockInternals);
   constructor(nodes: readonly LockNode[], options: RedlockOptions = {}, internals: RedlockInternals = {}) {
-    this.options = optionRules.resolveOptions(options);
+    this.options = resolveOptions(options);
     this.nodes = nodesOf(nodes);
     setMaxListeners(0, this.lifetime.signal);
     this.parts = instanceParts(this, this.events, this.lifetime.signal, internals);
     this.sections = this.parts.sections;
     this.stats = this.parts.stats;
     this.quorum = this.parts.plan.quorum;
-    this.defaultSettings = optionRules.resolveCallOptions(undefined, this.options);
+    this.defaultSettings = resolveCallOptions(undefined, this.options);
     if (this.nodes.length % 2 === 0) {
       this.options.logger?.warn(messages.evenNodeCount(this.nodes.length, this.quorum));
     }
@@ -91,7 +98,7 @@ export class RedlockCore implements LockOwner {
     const settings =
       options === undefined
         ? this.defaultSettings
-        : optionRules.resolveCallOptions(options, this.options, optionRules.ACQUIRE_OPTION_KEYS);
+        : resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
     return (await this.lock(resources, settings)) as Lock;
   }
 
@@ -100,7 +107,7 @@ export class RedlockCore implements LockOwner {
    * `QuorumUnavailableError` when too few nodes answered.
    */
   async tryAcquire(resources: string | readonly string[], options?: AcquireOptions): Promise<Lock | null> {
-    const settings = optionRules.resolveCallOptions(options, this.options, optionRules.ACQUIRE_OPTION_KEYS);
+    const settings = resolveCallOptions(options, this.options, ACQUIRE_OPTION_KEYS);
     return this.lock(resources, { ...settings, wait: 0 }, false);
   }
 
@@ -121,8 +128,8 @@ export class RedlockCore implements LockOwner {
     optionsOrFn: UsingOptions | ((lock: Lock) => Promise<T>),
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
-    const { options, fn } = optionRules.usingArguments(optionsOrFn, maybeFn);
-    const settings = optionRules.resolveCallOptions(options, this.options, optionRules.USING_OPTION_KEYS);
+    const { options, fn } = usingArguments(optionsOrFn, maybeFn);
+    const settings = resolveCallOptions(options, this.options, USING_OPTION_KEYS);
     const lock = (await this.lock(resources, settings)) as Lock;
     return runUnderLock(this.parts.host, lock, settings, () => fn(lock));
   }
@@ -218,7 +225,7 @@ export class RedlockCore implements LockOwner {
    */
   async probe(timeout = 1_000): Promise<HealthReport> {
     validateDuration(timeout, 'probe() timeout', 1);
-    const window = optionRules.guardWindowOf(this.options, this.options.ttl);
+    const window = guardWindowOf(this.options, this.options.ttl);
     return probeNodes(this.nodes, this.quorum, this.parts.plan.clock, timeout, window);
   }
 

@@ -5,5 +5,5 @@
 export { Redlock } from './redis-redlock';
 export type { NodeSpec } from './node-specs';
 /** @internal */
-export { IoredisLockNode } from './ioredis-node';
+export { IoredisLockNode } from './ioredis';
 export { ACQUIRE_SCRIPT, EXTEND_SCRIPT, FENCE_SCRIPT, RELEASE_SCRIPT } from './scripts';

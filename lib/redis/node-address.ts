@@ -1,5 +1,5 @@
 import { InvalidArgumentError, UnknownOptionError, describe } from '../core';
-import { ioredisOptionKeys } from './ioredis-option-keys';
+import { ioredisOptionKeys } from './ioredis';
 
 /**
  * Where a node is, checked before a client is made from it (docs/DESIGN.md §11): ioredis would take a bad

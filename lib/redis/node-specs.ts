@@ -1,16 +1,16 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
-import { ioredis, nodeRedis } from './client-packages';
-import { ioredisOptionKeys } from './ioredis-option-keys';
+import { ioredis, nodeRedis } from './script-node';
+import { ioredisOptionKeys } from './ioredis';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { unusableNode } from './node-list';
-import { IoredisLockNode, describeClient } from './ioredis-node';
+import { IoredisLockNode, describeClient } from './ioredis';
 import {
   NodeRedisClientLike,
   NodeRedisClusterLike,
   NodeRedisLockNode,
   isNodeRedisClient,
-} from './node-redis-node';
+} from './node-redis';
 
 /**
  * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis (or

@@ -1,10 +1,10 @@
 import { Lock, LockLostError } from '../../lib';
 import type { LockNode } from '../../lib';
 import { RedlockEvents } from '../../lib/core/events';
-import { extendBatch, type RenewalOutcome } from '../../lib/core/extend-batch';
-import type { NodeGroup } from '../../lib/core/fan-out';
-import type { ExtendItem } from '../../lib/core/lock-node';
-import { Renewals } from '../../lib/core/renewals';
+import { extendBatch, type RenewalOutcome } from '../../lib/core/hold/extend-batch';
+import type { NodeGroup } from '../../lib/core/nodes/fan-out';
+import type { ExtendItem } from '../../lib/core/nodes/lock-node';
+import { Renewals } from '../../lib/core/hold/renewals';
 import { validUntil } from '../../lib/core/validity';
 import { VirtualClock, heldLockOn } from './virtual-clock';
 

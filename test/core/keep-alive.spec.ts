@@ -1,4 +1,4 @@
-import { keepAlive } from '../../lib/core/keep-alive';
+import { keepAlive } from './keep-alive';
 import { VirtualClock, heldLockOn } from './virtual-clock';
 
 describe('keepAlive renewal timing (virtual clock)', () => {

@@ -375,8 +375,8 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     buildLibrary(out, true, ['--stripInternal', 'false', '--noCheck']);
     expect(leakedInternals(out)).toEqual(
       expect.arrayContaining([
-        'core/acquire.ts: unsafeSkipValidityCheck',
-        'core/instance-plan.ts: RedlockInternals',
+        'core/acquire/acquire.ts: unsafeSkipValidityCheck',
+        'core/instance.ts: RedlockInternals',
       ]),
     );
   }, 120_000);

@@ -8,7 +8,7 @@ import {
   QuorumUnavailableError,
   Redlock,
 } from '../../lib';
-import { slotOf } from '../../lib/redis/cluster-slots';
+import { slotOf } from '../../lib/redis/script-node/cluster-slots';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
-import { optionalPeer } from '../../lib/redis/client-packages';
+import { optionalPeer } from '../../lib/redis/script-node/client-packages';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
 import { clientCounts, useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';

@@ -1,6 +1,6 @@
 /**
  * Differential test: the simulation's model of the scripts (`test/sim/server.ts`) against the real Lua
- * (`lib/redis/scripts.ts`, the code that ships) on a real redis-server. One seeded random sequence of
+ * (`lib/redis/scripts/`, the code that ships) on a real redis-server. One seeded random sequence of
  * operations — acquire with and without fencing and with the restart guard in both modes, fence, extend,
  * release, the semaphore limit record, read-write locks, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
  * against both; every reply is compared (normalised as the node adapter does: `acquireReplyOf`, booleans,
@@ -21,7 +21,7 @@ import {
   flagsReplyOf,
   limitReplyOf,
   releaseReplyOf,
-} from '../../lib/redis/replies';
+} from '../../lib/redis/scripts/replies';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_MANY_SCRIPT,
@@ -40,7 +40,7 @@ import {
   fenceCall,
   limitCall,
   releaseCall,
-} from '../../lib/redis/scripts';
+} from '../../lib/redis/scripts/scripts';
 import { RedisNodes, startRedisNodes } from '../support';
 import { Prng } from './prng';
 import { GuardArgs, ServerSpec, VirtualServer } from './server';

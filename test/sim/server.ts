@@ -102,7 +102,7 @@ function formatInteger(value: number): string {
 }
 
 /**
- * One Redis node as the scripts in `lib/redis/scripts.ts` see it: a model of those scripts, checked against
+ * One Redis node as the scripts in `lib/redis/scripts/` see it: a model of those scripts, checked against
  * them on a real redis-server by `model-vs-redis.spec.ts`. Each script method runs atomically (it is
  * synchronous), with key expiry in true time, the restart guard in either mode (precise: the uptime `INFO`
  * reports, a second taken off, and the boot marker; portable: the data-age marker; markers holding another

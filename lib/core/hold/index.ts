@@ -1,0 +1,9 @@
+/**
+ * Holding a lock: extending it, renewing every held lock from one watchdog in batches, deadlines and the loss
+ * signal, running work under a lock.
+ */
+export { extendBatch } from './extend-batch';
+export { extendLock } from './extend';
+export { Renewals } from './renewals';
+export { runUnderLock } from './run-under-lock';
+export type { LockHost } from './run-under-lock';

@@ -1,0 +1,234 @@
+import type { Clock, Timer } from '../clock';
+import type { NodeVote } from '../errors';
+import type { RedlockEvents } from '../events';
+import type { LockNode } from './lock-node';
+import type { VoteOutcome } from '../votes';
+import { describe } from '../messages';
+import { NodeContractError, isThenable } from './node-contract';
+
+/**
+ * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
+ * the outcome was already decided when the fan-out resolved.
+ */
+export type Answer<T> =
+  | { readonly status: 'value'; readonly value: T }
+  | { readonly status: 'error'; readonly error: Error }
+  | { readonly status: 'timeout' }
+  | { readonly status: 'pending' };
+
+/**
+ * The nodes one instance locks on, with what every operation on them uses: a value built once per instance,
+ * passed to acquire, extend, release and probe.
+ */
+export interface NodeGroup {
+  readonly nodes: readonly LockNode[];
+  /** How many nodes must agree: `floor(N / 2) + 1`. */
+  readonly quorum: number;
+  readonly clock: Clock;
+  /** Per-node timeout of lock operations, in ms. */
+  readonly nodeTimeout: number;
+  /** The clock-drift fraction of validity.ts. */
+  readonly driftFactor: number;
+  /** Where node errors are reported (`node-error`). */
+  readonly events: RedlockEvents;
+}
+
+/** The operations whose node errors are reported. */
+export type NodeOperation = 'acquire' | 'fence' | 'extend' | 'release';
+
+/** How an operation on a {@link NodeGroup} decides (its clock, timeout and error reporting are the group's). */
+export type OperationPlan<T> = Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>;
+
+/**
+ * {@link fanOut} over the group's nodes with its timeout; every node error becomes a `node-error` event.
+ * `call` may resolve the node's raw reply and `check` turn it into `T` (a throw there is that node's error):
+ * one promise per node instead of a checked promise chained onto the node's.
+ */
+export function askNodes<T, R = T>(
+  group: NodeGroup,
+  operation: NodeOperation,
+  call: (node: LockNode, index: number) => Promise<R>,
+  plan: OperationPlan<T>,
+  check?: (node: LockNode, reply: R) => T,
+): Promise<FanOutResult<T>> {
+  return collect(group.nodes, call, plan, group.clock, group.nodeTimeout, operation, group, undefined, check);
+}
+
+/** How a fan-out decides. */
+export interface FanOutPlan<T> {
+  readonly clock: Clock;
+  /** Per-node timeout in ms; unanswered nodes count as "no" after it. */
+  readonly timeout: number;
+  /** How many "yes" answers decide success. Failure is decided as soon as that many can no longer come. */
+  readonly needed: number;
+  /** Whether a value counts as "yes". */
+  isYes(value: T): boolean;
+  /** Wait for every node (or the timeout) even after the outcome is known. Used by release. */
+  readonly waitForAll?: boolean;
+  /**
+   * Receives every answer that arrives after the fan-out resolved, including answers from nodes that had
+   * already been counted as timed out. Straggling writes are never forgotten: the caller decides whether to
+   * undo them.
+   */
+  onLate?(index: number, answer: Answer<T>): void;
+  /** Receives each answer counted before the outcome was decided, as it arrives (release resolves at quorum). */
+  onAnswer?(index: number, answer: Answer<T>): void;
+  /** The LockNode method being called, for contract-violation messages. */
+  readonly method?: string;
+  /** Receives every node error, also late ones (for events and logs). */
+  onError?(index: number, error: Error): void;
+}
+
+/** The result: per-node answers (index-aligned with the nodes) and how many said yes. */
+export interface FanOutResult<T> {
+  readonly answers: readonly Answer<T>[];
+  readonly yes: number;
+  readonly success: boolean;
+}
+
+const TIMED_OUT: Answer<never> = Object.freeze({ status: 'timeout' });
+const PENDING: Answer<never> = Object.freeze({ status: 'pending' });
+
+/**
+ * Sends `call` to every node at once and resolves the moment the outcome is known: `needed` yeses, or so
+ * many noes that `needed` has become impossible — without waiting for stragglers (unless `waitForAll`).
+ * Never rejects: a node's rejection is that node's "no".
+ */
+export function fanOut<T>(
+  nodes: readonly LockNode[],
+  call: (node: LockNode, index: number) => Promise<T>,
+  plan: FanOutPlan<T>,
+): Promise<FanOutResult<T>> {
+  return collect(
+    nodes,
+    call,
+    plan,
+    plan.clock,
+    plan.timeout,
+    plan.method ?? 'call',
+    undefined,
+    plan.onError,
+    undefined,
+  );
+}
+
+/**
+ * The fan-out itself. Node errors go to `group`'s `node-error` event (askNodes) or to `onError` (fanOut):
+ * nothing is built per call for either. `check`, when given, turns each raw reply into the answer's value.
+ */
+function collect<T, R>(
+  nodes: readonly LockNode[],
+  call: (node: LockNode, index: number) => Promise<R>,
+  plan: Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>,
+  clock: Clock,
+  timeout: number,
+  method: string,
+  group: NodeGroup | undefined,
+  onError: ((index: number, error: Error) => void) | undefined,
+  check: ((node: LockNode, reply: R) => T) | undefined,
+): Promise<FanOutResult<T>> {
+  return new Promise((resolve) => {
+    const total = nodes.length;
+    const answers: (Answer<T> | undefined)[] = new Array(total).fill(undefined);
+    const { needed, waitForAll } = plan;
+    let yes = 0;
+    let no = 0;
+    let done = false;
+
+    const finish = (success: boolean, unanswered: Answer<T>): void => {
+      done = true;
+      timer.cancel();
+      for (let i = 0; i < total; i++) if (answers[i] === undefined) answers[i] = unanswered;
+      resolve({ answers: answers as Answer<T>[], yes, success });
+    };
+    const record = (index: number, answer: Answer<T>): void => {
+      // Answers from nodes that already timed out, or arrive after the decision, go to onLate.
+      if (done || answers[index] !== undefined) {
+        plan.onLate?.(index, answer);
+        return;
+      }
+      answers[index] = answer;
+      plan.onAnswer?.(index, answer);
+      if (answer.status === 'value' && plan.isYes(answer.value)) yes++;
+      else no++;
+      if (waitForAll) {
+        if (yes + no === total) finish(yes >= needed, PENDING);
+      } else if (yes >= needed) finish(true, PENDING);
+      else if (total - no < needed) finish(false, PENDING);
+    };
+    const fail = (index: number, error: unknown): void => {
+      const cause = toError(error);
+      if (group) {
+        if (group.events.has('node-error'))
+          group.events.emit('node-error', {
+            node: nodes[index].name,
+            operation: method as NodeOperation,
+            error: cause,
+          });
+      } else onError?.(index, cause);
+      record(index, { status: 'error', error: cause });
+    };
+
+    const timer: Timer = clock.setTimeout(() => {
+      if (!done) finish(yes >= needed, TIMED_OUT);
+    }, timeout);
+
+    for (let i = 0; i < total; i++) {
+      // A node that throws or returns a non-Promise is that node's error, never the whole fan-out's.
+      const node = nodes[i];
+      let pending: unknown;
+      try {
+        pending = call(node, i);
+        // Reading `then` may run a hostile getter: inside the try.
+        if (!isThenable(pending)) {
+          pending = Promise.reject(
+            new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
+          );
+        }
+      } catch (error) {
+        pending = Promise.reject(error);
+      }
+      // Promise.resolve reads `then` once more, turning a throwing getter into a rejection.
+      Promise.resolve(pending as PromiseLike<R>).then(
+        (reply) => {
+          let value: T;
+          try {
+            value = check ? check(node, reply) : (reply as unknown as T);
+          } catch (error) {
+            return fail(i, error);
+          }
+          record(i, { status: 'value', value });
+        },
+        (error: unknown) => fail(i, error),
+      );
+    }
+  });
+}
+
+/** The number of yes votes that makes a majority of `total` nodes. */
+export function quorumOf(total: number): number {
+  return Math.floor(total / 2) + 1;
+}
+
+export function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Per-node votes for messages and results, aligned with `nodes`; `vote` says what a value means. */
+export function votesOf<T>(
+  nodes: readonly LockNode[],
+  answers: readonly Answer<T>[],
+  vote: (value: T) => VoteOutcome,
+): NodeVote[] {
+  return answers.map((answer, index): NodeVote => {
+    const node = nodes[index].name;
+    switch (answer.status) {
+      case 'value':
+        return { node, ...vote(answer.value) };
+      case 'error':
+        return { node, outcome: 'error', error: answer.error };
+      default:
+        return { node, outcome: answer.status };
+    }
+  });
+}

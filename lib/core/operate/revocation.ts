@@ -1,0 +1,265 @@
+import { InvalidArgumentError, LockLostError, LockRevokedError } from '../errors';
+import type { RedlockEvents } from '../events';
+import type { NodeGroup } from '../nodes';
+import type { Lock } from '../lock';
+import type { LockNode } from '../nodes';
+import * as messages from '../messages';
+import { callNode } from '../nodes';
+import { largestLimit, readAll } from './inspection';
+import { operatorCall } from './operator-call';
+import { limitKey, permitKey } from '../primitives';
+import { intentKey, lockKey, readersKey } from '../resources';
+import { rejectUnknownKeys } from '../options';
+import type { RedlockLogger } from '../options';
+
+/** Options of `revoke()`. */
+export interface RevokeOptions {
+  /** Why: written in the log line, the `revoked` event and the holder's `LockRevokedError` (up to 500 characters). */
+  reason: string;
+}
+
+/** Options of `holders()`. */
+export interface HoldersOptions {
+  /** Only resources whose name starts with this (default: every resource under the instance's key prefix). */
+  prefix?: string;
+  /** The most locks listed (default 100, at most 10 000): scanning stops once that many were found. */
+  limit?: number;
+}
+
+/** What `revoke()` did. */
+export interface RevokeOutcome {
+  readonly resource: string;
+  /** On how many nodes it deleted something (the lock, a permit, readers or a writer's intent). */
+  readonly revokedOn: number;
+  /** Nodes that could not be asked, with why. */
+  readonly errors: readonly { readonly node: string; readonly error: string }[];
+}
+
+/** What revocation needs of its instance. */
+export interface RevocationContext {
+  readonly group: NodeGroup;
+  readonly keyPrefix: string;
+  readonly events: RedlockEvents;
+  readonly logger: RedlockLogger | undefined;
+  /** A held lock declared lost: counted and announced once (`lost`). */
+  readonly countLost: (lock: Lock, error: LockLostError) => void;
+  /** Counts one revocation made by this instance (`stats.revocations`). */
+  readonly counted: () => void;
+}
+
+/** The longest reason a revocation may give. */
+const MAX_REASON = 500;
+
+/**
+ * The revocations of one instance (docs/DESIGN.md §16): it revokes locks on every node, and it learns of the
+ * revocation of locks it holds — one subscription per node to the instance's revocation channel
+ * (`<key prefix>!revoked`), made when it first holds a lock — and aborts their signal with a
+ * `LockRevokedError`. Where a message cannot arrive, the holder still learns it at its next renewal (the keys
+ * are gone) or its deadline.
+ */
+/** How many times a node's subscription to the revocation channel is tried, and how far apart (ms). */
+const LISTEN_ATTEMPTS = 6;
+const LISTEN_RETRY_MS = 1_000;
+
+export class Revocations {
+  /** The locks this instance holds, by resource: the lock, or a set of them when several share it. */
+  private readonly held = new Map<string, Lock | Set<Lock>>();
+  /** The subscriptions to the revocation channel, once started. */
+  private listening: Promise<void> | undefined;
+  /** Above this many tracked resources, released and expired locks are swept out (amortised). */
+  private sweepAt = 1_024;
+  private readonly channel: string;
+
+  constructor(private readonly context: RevocationContext) {
+    this.channel = `${context.keyPrefix}!revoked`;
+  }
+
+  /** Called for each lock handed out: it will hear of its revocation. */
+  track(lock: Lock): void {
+    if (!this.listening) void this.listen();
+    for (const resource of lock.resources) {
+      const earlier = this.held.get(resource);
+      // One lock per resource is the common case: a Set only when several share it (readers, permits).
+      if (earlier === undefined) this.held.set(resource, lock);
+      else if (earlier instanceof Set) earlier.add(lock);
+      else this.held.set(resource, new Set([earlier, lock]));
+    }
+    if (this.held.size > this.sweepAt) this.sweep();
+  }
+
+  /** Called once a lock is released. */
+  untrack(lock: Lock): void {
+    for (const resource of lock.resources) {
+      const entry = this.held.get(resource);
+      if (entry === lock) this.held.delete(resource);
+      else if (entry instanceof Set) {
+        entry.delete(lock);
+        if (entry.size === 0) this.held.delete(resource);
+      }
+    }
+  }
+
+  /**
+   * Deletes `resource`'s lock on every node whoever holds it (its writer, readers, permits and a writer's
+   * intent; never its fence counter) and announces it; logs a line and emits `revoked`.
+   */
+  async revoke(resource: string, options: RevokeOptions): Promise<RevokeOutcome> {
+    const reason = validReason(options);
+    const { group, keyPrefix } = this.context;
+    const key = lockKey(keyPrefix, resource);
+    const permits = await this.recordedPermits(key);
+    const lockKeys = [key, ...Array.from({ length: permits }, (_, slot) => permitKey(key, slot))];
+    const request = {
+      keys: [...lockKeys, readersKey(key), intentKey(key)],
+      lockKeys: lockKeys.length,
+      channel: this.channel,
+      message: JSON.stringify({ resource, reason }),
+    };
+    const answers = await Promise.all(
+      group.nodes
+        .map((node) => {
+          if (!node.revoke)
+            return Promise.reject(new Error(`${node.name} cannot revoke (its LockNode has no revoke())`));
+          return operatorCall(group, node, 'revoke', () => node.revoke!(request), 'revocation');
+        })
+        .map((answer, index) =>
+          answer.then(
+            (deleted) => ({ deleted, error: undefined }),
+            (error: unknown) => ({
+              deleted: 0,
+              error: `${group.nodes[index].name}: ${(error as Error)?.message ?? error}`,
+            }),
+          ),
+        ),
+    );
+    const revokedOn = answers.filter((answer) => answer.deleted > 0).length;
+    const errors = answers.flatMap((answer, index) =>
+      answer.error ? [{ node: group.nodes[index].name, error: answer.error }] : [],
+    );
+    // Locks of this very instance learn it at once, without waiting for the message.
+    this.heard(resource, reason);
+    this.context.counted();
+    this.context.logger?.warn(messages.revocationLine(resource, reason, revokedOn, group.nodes.length));
+    const { events } = this.context;
+    if (events.has('revoked')) events.emit('revoked', { resource, reason, revokedOn });
+    return { resource, revokedOn, errors };
+  }
+
+  /** The largest number of permits any node records for the lock key (0: not a semaphore, or unknown). */
+  private async recordedPermits(key: string): Promise<number> {
+    return largestLimit(await readAll(this.context.group, [limitKey(key)]), 0);
+  }
+
+  /**
+   * Subscribes to the revocation channel on every node that can (once per instance; `connect()` waits for it, a
+   * first lock without `connect()` starts it). Resolves when every node answered; never rejects: without the
+   * subscription a holder learns of a revocation at its next renewal or its deadline.
+   */
+  listen(): Promise<void> {
+    this.listening ??= Promise.all(this.context.group.nodes.map((node) => this.subscribeOn(node, 0))).then(
+      () => undefined,
+    );
+    return this.listening;
+  }
+
+  /**
+   * One node's subscription. A failed one (a confirmation that came too late on a loaded host, a node that was
+   * down) is tried again in the background, a few times, so the instance does not stay deaf to revocations;
+   * only the first attempt is waited for. After `quit()` the node refuses at once and the retries end.
+   */
+  private subscribeOn(node: LockNode, attempt: number): Promise<void> {
+    if (!node.subscribeToChannel) return Promise.resolve();
+    return callNode(node, 'subscribeToChannel', () =>
+      node.subscribeToChannel!(this.channel, (message) => this.onMessage(message)),
+    ).then(
+      () => undefined,
+      () => {
+        if (attempt + 1 >= LISTEN_ATTEMPTS) return;
+        this.context.group.clock.setTimeout(() => void this.subscribeOn(node, attempt + 1), LISTEN_RETRY_MS);
+      },
+    );
+  }
+
+  private onMessage(message: string): void {
+    const parsed = parseMessage(message);
+    if (parsed) this.heard(parsed.resource, parsed.reason);
+  }
+
+  /** A revocation of `resource` was announced: every lock of this instance on it is lost. */
+  private heard(resource: string, reason: string): void {
+    const entry = this.held.get(resource);
+    if (!entry) return;
+    this.held.delete(resource);
+    for (const lock of entry instanceof Set ? entry : [entry]) {
+      if (lock.isReleased) continue;
+      const error = new LockRevokedError(lock.resources, reason);
+      if (lock.markLost(error)) this.context.countLost(lock, error);
+    }
+  }
+
+  /** How many locks of this instance are held now (neither released nor expired); sweeps the rest out. */
+  heldCount(): number {
+    return this.heldLocks().size;
+  }
+
+  /** Locks held now by their `template` (counted when read, like {@link heldCount}). */
+  heldByTemplate(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const lock of this.heldLocks()) counts.set(lock.template, (counts.get(lock.template) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Every lock held now, once (a lock of several resources is tracked under each). */
+  private heldLocks(): Set<Lock> {
+    this.sweep();
+    const seen = new Set<Lock>();
+    for (const entry of this.held.values()) {
+      if (entry instanceof Set) for (const lock of entry) seen.add(lock);
+      else seen.add(entry);
+    }
+    return seen;
+  }
+
+  /** Drops released and expired locks (a lock that was never released leaves the map here). */
+  private sweep(): void {
+    const gone = (lock: Lock) => lock.isReleased || lock.remainingTime <= 0;
+    for (const [resource, entry] of this.held) {
+      if (entry instanceof Set) {
+        for (const lock of entry) if (gone(lock)) entry.delete(lock);
+        if (entry.size === 0) this.held.delete(resource);
+      } else if (gone(entry)) this.held.delete(resource);
+    }
+    this.sweepAt = Math.max(1_024, this.held.size * 2);
+  }
+}
+
+function validReason(options: unknown): string {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(
+      `revoke() takes options { reason: string }, got ${messages.describe(options)}: say why the lock is revoked.`,
+    );
+  }
+  rejectUnknownKeys(options, REVOKE_OPTION_KEYS, 'revoke() option');
+  const { reason } = options as { reason?: unknown };
+  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > MAX_REASON) {
+    throw new InvalidArgumentError(
+      `revoke() needs a reason: a non-empty string of at most ${MAX_REASON} characters, got ` +
+        `${messages.describe(reason)}. It is logged and handed to the holder.`,
+    );
+  }
+  return reason;
+}
+
+const REVOKE_OPTION_KEYS: ReadonlySet<string> = new Set(['reason']);
+
+function parseMessage(message: string): { resource: string; reason: string } | undefined {
+  try {
+    const parsed = JSON.parse(message) as { resource?: unknown; reason?: unknown };
+    if (typeof parsed.resource === 'string' && typeof parsed.reason === 'string') {
+      return { resource: parsed.resource, reason: parsed.reason };
+    }
+  } catch {
+    // Not one of ours: someone else published on the channel.
+  }
+  return undefined;
+}

@@ -1,0 +1,107 @@
+import { acquireWithRetries, failureOf } from '../acquire';
+import type { AcquirePlan } from '../acquire';
+import { InvalidArgumentError, QuorumUnavailableError, RedlockClosedError } from '../errors';
+import type { RedlockEvents } from '../events';
+import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
+import { Lock, LockOwner } from '../lock';
+import type { LocalQueues } from './local-queue';
+import * as messages from '../messages';
+import type { CallSettings } from '../options';
+import { PermitResult, acquirePermit, limitKey } from './permits';
+import { eitherSignal } from '../acquire';
+
+/** @internal What acquisitions of one instance work with: values built once by the instance. */
+export interface LockingContext {
+  readonly plan: AcquirePlan;
+  readonly keyPlan: KeyPlan;
+  readonly waiting: LocalQueues;
+  /** Aborted by quit(): waiting acquisitions stop. */
+  readonly lifetime: AbortSignal;
+  readonly events: RedlockEvents;
+  /** Counters the instance reports (`Redlock.stats`). */
+  readonly stats: { wokenByRelease: number; wokenByTimer: number };
+  /** Acquisitions in progress right now (`stats.waiting` reads it): a plain counter, cheap to update. */
+  readonly inProgress: { count: number };
+  /** The instance the locks belong to (their extend and release go there). */
+  readonly issuer: LockOwner;
+  /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
+  readonly onGranted: (lock: Lock) => void;
+}
+
+/**
+ * @internal Acquires already normalised resources with resolved settings — a lock, a permit of a semaphore (§14) or a
+ * read lock (§15): the lock, or — when busy and `throwOnBusy` is false — null; with `retrySplitsOnly`, a lock
+ * held by another owner is not waited for. What `acquire`, `tryAcquire`, `using` and the Nest layer run; refused
+ * once the instance quit.
+ */
+export async function lockResources(
+  context: LockingContext,
+  resources: string[],
+  settings: CallSettings,
+  throwOnBusy: boolean,
+  retrySplitsOnly: boolean,
+): Promise<Lock | null> {
+  if (context.lifetime.aborted) throw new RedlockClosedError('acquire', resources);
+  const { plan, stats, events } = context;
+  const { permits } = settings;
+  if (permits !== undefined && resources.length !== 1) {
+    throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
+  }
+  const request = requestFor(context.keyPlan, resources, settings);
+  if (request.keys.length > 1) refuseKeys(plan, request.keys);
+  const began = plan.clock.now();
+  // Stops on the caller's signal or on quit(), whichever comes first.
+  const stop = eitherSignal(settings.signal, context.lifetime);
+  const attempt = (wait: number): Promise<PermitResult> =>
+    permits === undefined
+      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
+      : acquirePermit(plan, resources, request, permits, wait, stop.signal);
+  // One contender per key set in this process; the others queue locally (see LocalQueues). A single
+  // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
+  const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
+  let result: PermitResult;
+  context.inProgress.count++;
+  try {
+    result =
+      settings.wait > 0
+        ? await context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
+            attempt(Math.max(0, settings.wait - queuedFor)),
+          )
+        : await attempt(0);
+  } finally {
+    context.inProgress.count--;
+    stop.dispose();
+  }
+  stats.wokenByRelease += result.wokenByRelease;
+  stats.wokenByTimer += result.wokenByTimer;
+  const elapsed = plan.clock.now() - began;
+  if (result.kind === 'acquired') {
+    announceOutcome(events, result, resources, settings, elapsed, undefined);
+    const lock = new Lock(
+      grantOf(result, request, resources, settings),
+      result.claim,
+      context.issuer,
+      plan.clock,
+    );
+    context.onGranted(lock);
+    return lock;
+  }
+  const failed = result;
+  const fail = () => failureOf(plan, resources, failed.attempt, failed.attempts, failed.elapsed, request);
+  if (failed.attempt.kind === 'busy') {
+    announceOutcome(events, failed, resources, settings, elapsed, undefined);
+    if (!throwOnBusy) return null;
+    throw fail();
+  }
+  const failure = fail() as QuorumUnavailableError;
+  announceOutcome(events, failed, resources, settings, elapsed, failure.retryAfter);
+  throw failure;
+}
+
+/** A node that cannot hold these keys together (a Redis Cluster, keys in several slots) refuses up front. */
+function refuseKeys(plan: AcquirePlan, keys: readonly string[]): void {
+  for (const node of plan.nodes) {
+    const problem = node.refuseKeys?.(keys);
+    if (problem) throw new InvalidArgumentError(problem);
+  }
+}

@@ -1,0 +1,226 @@
+import type { ChainableCommander, Command, Redis } from 'ioredis';
+import type { LuaScript } from '../scripts';
+import { isClusterClient } from '../script-node';
+import { explainClusterReply } from '../script-node';
+import { ioredis } from '../script-node';
+
+interface Queued {
+  readonly script: LuaScript;
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Below this many commands in flight on the connection, calls go out at once: the few in flight are then
+ * stragglers (answers not needed for a quorum, or a previous caller's), and waiting to batch would only add
+ * latency to sequential use.
+ */
+const BATCH_FROM_IN_FLIGHT = 8;
+
+/**
+ * Sends script calls to one node: straight away while the connection is nearly idle (no added latency for
+ * sequential use), and under load coalesced into one pipeline per event-loop turn (flushed on
+ * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
+ * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
+ * CPU and adds latency when calls are sequential.
+ * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed).
+ */
+export class CommandBatcher {
+  private inFlight = 0;
+  private queue: Queued[] = [];
+  /** Commands re-sent after NOSCRIPT whose answers may not have been handled yet (see {@link reordering}). */
+  private resent = 0;
+
+  /** How script calls are put on the wire: {@link prebuiltSender} where it can, else {@link send}. */
+  private readonly send: Sender;
+
+  constructor(
+    private readonly client: Redis,
+    private readonly batching: boolean,
+  ) {
+    // Only the library's own clients (batching): a client passed in keeps its own methods (a subclass may
+    // override them) and never makes the library load ioredis.
+    this.send = (batching && prebuiltSender(client)) || send;
+  }
+
+  call(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    // Once something is queued, later calls queue behind it: a node must run them in the order sent.
+    if (!this.batching || (this.inFlight < BATCH_FROM_IN_FLIGHT && this.queue.length === 0))
+      return this.direct(script, keys, args);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ script, keys, args, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /**
+   * True while a command re-sent after NOSCRIPT is in flight or its answer is being handled: it ran after
+   * commands that were sent later, so send order no longer says what order the node ran them in.
+   */
+  get reordering(): boolean {
+    return this.resent > 0;
+  }
+
+  /** Not an async function: one promise and no extra microtask hops on the hot path. */
+  private direct(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    this.inFlight++;
+    return this.send(this.client, script, keys, args).then(
+      (value) => {
+        this.inFlight--;
+        return value;
+      },
+      (error: unknown) => {
+        this.inFlight--;
+        if (!isNoScript(error)) throw this.explained(error);
+        return this.resend(script, keys, args);
+      },
+    );
+  }
+
+  /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
+  private explained(error: unknown): unknown {
+    if (isClusterClient(this.client)) return error;
+    const { host = 'localhost', port = 6379 } = this.client.options ?? {};
+    return explainClusterReply({ host, port }, error);
+  }
+
+  /** EVAL with the full source, after the node answered NOSCRIPT. */
+  private resend(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    this.inFlight++;
+    this.resent++;
+    return this.send(this.client, script, keys, args, true).finally(() => {
+      this.inFlight--;
+      // Counted until the callers' handlers of this answer (microtasks) have run.
+      setImmediate(() => this.resent--);
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 1) {
+      const [only] = batch;
+      this.direct(only.script, only.keys, only.args).then(only.resolve, only.reject);
+      return;
+    }
+    const pipeline = this.client.pipeline();
+    for (const { script, keys, args } of batch) this.send(pipeline, script, keys, args);
+    this.inFlight += batch.length;
+    pipeline.exec().then(
+      (results) => {
+        this.inFlight -= batch.length;
+        batch.forEach((queued, i) => {
+          const [error, value] = results?.[i] ?? [new Error('no reply in the pipeline'), undefined];
+          if (!error) queued.resolve(value);
+          else if (isNoScript(error))
+            this.resend(queued.script, queued.keys, queued.args).then(queued.resolve, queued.reject);
+          else queued.reject(this.explained(error));
+        });
+      },
+      (error: unknown) => {
+        this.inFlight -= batch.length;
+        for (const queued of batch) queued.reject(error);
+      },
+    );
+  }
+}
+
+/** Sends one script call to a client (resolves the reply) or a pipeline (queues it; the promise is unused). */
+type Sender = (
+  target: Redis | ChainableCommander,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  inFull?: boolean,
+) => Promise<unknown>;
+
+/** What {@link send} calls: a client (resolves the reply) or a pipeline (queues the command). */
+interface ScriptTarget {
+  evalsha(...flat: unknown[]): unknown;
+  eval(...flat: unknown[]): unknown;
+}
+
+/**
+ * EVALSHA, or EVAL with the full source when `inFull` (the re-send after NOSCRIPT), with the keys
+ * and arguments passed as two arrays: ioredis flattens its arguments one level anyway, so this skips
+ * spreading them into the call (its typings only list flat arguments).
+ */
+function send(
+  target: Redis | ChainableCommander,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  inFull = false,
+): Promise<unknown> {
+  const commands = target as unknown as ScriptTarget;
+  return (
+    inFull
+      ? commands.eval(script.source, keys.length, keys, args)
+      : commands.evalsha(script.sha, keys.length, keys, args)
+  ) as Promise<unknown>;
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** What {@link prebuiltSender} calls: a client or a pipeline of the same ioredis module as its Command. */
+interface CommandTarget {
+  sendCommand(command: Command): unknown;
+}
+
+type CommandClass = typeof Command;
+
+const NO_ARGS: never[] = [];
+
+/**
+ * A sender that builds ioredis' Command itself, with its arguments already flat and as strings: ioredis'
+ * own command methods copy every argument through `Array.prototype.flat`, which costs about 0.12 µs per
+ * argument — for a batched renewal (5 arguments per lock and node) more than a quarter of the client's
+ * CPU per renewed lock (docs/BENCHMARKS.md, held locks). Only for a plain client of the ioredis module this
+ * library loads (the one it creates its clients with: its Command class is then the client's own) without
+ * `keyPrefix` (the Command constructor would prefix keys), `showFriendlyErrorStack` or auto-pipelining; any other client
+ * (iovalkey, another copy of ioredis, a Cluster) keeps {@link send}. The Command is what ioredis' `evalsha`
+ * and `eval` build (same name, arguments, reply encoding), so the bytes on the wire are the same.
+ */
+function prebuiltSender(client: Redis): Sender | undefined {
+  let CommandOf: CommandClass;
+  try {
+    const module = ioredis();
+    if (Object.getPrototypeOf(client) !== module.Redis.prototype || typeof module.Command !== 'function')
+      return undefined;
+    CommandOf = module.Command;
+  } catch {
+    return undefined;
+  }
+  const options = (client as unknown as { options?: Record<string, unknown> }).options;
+  // keyPrefix: the constructor prefixes keys; the other two change how ioredis' own methods send.
+  if (!options || options.keyPrefix || options.showFriendlyErrorStack || options.enableAutoPipelining)
+    return undefined;
+  return (target, script, keys, args, inFull = false) => {
+    const flat = new Array<string>(2 + keys.length + args.length);
+    flat[0] = inFull ? script.source : script.sha;
+    flat[1] = String(keys.length);
+    let k = 2;
+    for (let i = 0; i < keys.length; i++) flat[k++] = keys[i];
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
+      flat[k++] = typeof arg === 'string' ? arg : String(arg);
+    }
+    const command = new CommandOf(inFull ? 'eval' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
+    // Set after construction: the constructor would flatten (and stringify) them again.
+    command.args = flat;
+    (target as unknown as CommandTarget).sendCommand(command);
+    return command.promise as Promise<unknown>;
+  };
+}

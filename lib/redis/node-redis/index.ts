@@ -1,0 +1,6 @@
+/**
+ * The node-redis adapter (versions 4 and 5): its LockNode over a client the application passes in, or one the
+ * library creates.
+ */
+export { NodeRedisLockNode, isNodeRedisClient } from './node-redis-node';
+export type { NodeRedisClientLike, NodeRedisClusterLike } from './node-redis-node';

@@ -1,0 +1,219 @@
+import type { Redis } from 'ioredis';
+import { ReleaseListener, withTimeout } from '../../core';
+import { isClusterClient } from './cluster-slots';
+import type { NodeChannels } from './script-node';
+
+/** How long a new subscription may take before the waiter falls back to polling, in ms. */
+const SUBSCRIBE_TIMEOUT = 250;
+/** The same for a channel nobody waits on (revocations): a slow confirmation on a loaded host is still one. */
+const BACKGROUND_SUBSCRIBE_TIMEOUT = 3_000;
+
+interface ClusterLike {
+  options: { redisOptions?: object };
+}
+
+/** A channel's listener: `'released'` with the message published, `'lost'` when messages may have been missed. */
+type ChannelListener = (event: 'released' | 'lost', message?: string) => void;
+
+/**
+ * One subscriber connection as {@link ChannelHub} uses it: a client kind opens it (channels.ts's port).
+ * `sharded`: by SSUBSCRIBE (a Cluster's release announcements, each on its slot's primary) instead of SUBSCRIBE.
+ */
+export interface SubscriberPort {
+  /** Resolves once the server confirmed the subscription; rejects when it cannot be had. */
+  subscribe(channels: readonly string[], sharded: boolean): Promise<unknown>;
+  /** Best effort, never rejects. */
+  unsubscribe(channels: readonly string[], sharded: boolean): void;
+  close(): void;
+}
+
+/** A server that has no SSUBSCRIBE (Redis 6) or denies it: its release scripts fall back to PUBLISH too. */
+function shardedRefused(error: unknown): boolean {
+  return error instanceof Error && /^(ERR unknown command|NOPERM)/i.test(error.message);
+}
+
+/** Opens a subscriber whose messages go to `deliver` and whose lost connections go to `lost`. */
+export type SubscriberFactory = (
+  deliver: (channel: string, message: string) => void,
+  lost: () => void,
+) => SubscriberPort;
+
+/**
+ * The release announcements and revocations of one node, whatever its client kind: one subscriber per node,
+ * opened on first use and shared by every waiter of the process; a channel is subscribed while somebody
+ * listens on it and unsubscribed when the last listener leaves, so the listener map never outgrows the
+ * current waiters. When the subscriber connection drops, every listener is told (`'lost'`) so waiters retry
+ * on their own timers instead of waiting for a message that cannot come.
+ */
+export class ChannelHub implements NodeChannels {
+  private subscriber: SubscriberPort | undefined;
+  private readonly listeners = new Map<string, Set<ChannelListener>>();
+
+  /**
+   * @param sharded release announcements come by sharded pub/sub (a Cluster node, `announce` in scripts.ts),
+   *   until the server refuses SSUBSCRIBE — as it then refuses the scripts' SPUBLISH, which fall back alike.
+   */
+  constructor(
+    private readonly open: SubscriberFactory,
+    private sharded = false,
+  ) {}
+
+  /** Release announcements of `keys` (`<key>:released`). */
+  async watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
+    const channels = keys.map((key) => `${key}:released`);
+    if (!this.sharded) return this.listen(channels, listener, false);
+    try {
+      return await this.listen(channels, listener, true);
+    } catch (error) {
+      if (!shardedRefused(error)) throw error;
+      this.sharded = false;
+      return this.listen(channels, listener, false);
+    }
+  }
+
+  /**
+   * Every message published on `channel` (revocations, docs/DESIGN.md §16), on the same connection; never
+   * sharded: a revocation channel is not in any one slot.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void> {
+    return this.listen(
+      [channel],
+      (event, message) => {
+        if (event === 'released' && message !== undefined) onMessage(message);
+      },
+      false,
+      BACKGROUND_SUBSCRIBE_TIMEOUT,
+    );
+  }
+
+  private async listen(
+    channels: readonly string[],
+    listener: ChannelListener,
+    sharded: boolean,
+    timeout = SUBSCRIBE_TIMEOUT,
+  ): Promise<() => void> {
+    const subscriber = this.connect();
+    const fresh: string[] = [];
+    for (const channel of channels) {
+      let set = this.listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        this.listeners.set(channel, set);
+        fresh.push(channel);
+      }
+      set.add(listener);
+    }
+    const unwatch = () => {
+      const idle: string[] = [];
+      for (const channel of channels) {
+        const set = this.listeners.get(channel);
+        if (!set) continue;
+        set.delete(listener);
+        if (set.size === 0) {
+          this.listeners.delete(channel);
+          idle.push(channel);
+        }
+      }
+      if (idle.length > 0) subscriber.unsubscribe(idle, sharded);
+    };
+    if (fresh.length > 0) {
+      try {
+        await withTimeout(
+          subscriber.subscribe(fresh, sharded),
+          timeout,
+          () => new Error(`subscription not confirmed within ${timeout} ms`),
+        );
+      } catch (error) {
+        unwatch();
+        throw error;
+      }
+    }
+    return unwatch;
+  }
+
+  close(): void {
+    this.subscriber?.close();
+    this.subscriber = undefined;
+    this.listeners.clear();
+  }
+
+  private connect(): SubscriberPort {
+    this.subscriber ??= this.open(
+      (channel, message) => {
+        const set = this.listeners.get(channel);
+        if (set) for (const listener of [...set]) listener('released', message);
+      },
+      () => {
+        for (const set of this.listeners.values()) for (const listener of [...set]) listener('lost');
+      },
+    );
+    return this.subscriber;
+  }
+}
+
+/**
+ * The channels of an ioredis client (or Cluster): its own subscriber connection, a duplicate of it; on a
+ * Cluster, release announcements by sharded pub/sub.
+ */
+export function ioredisChannels(client: Redis): ChannelHub {
+  return new ChannelHub((deliver, lost) => ioredisSubscriber(client, deliver, lost), isClusterClient(client));
+}
+
+/** Why a Cluster's waiters poll instead of hearing releases: its ioredis has no sharded subscribers. */
+const NO_SHARDED_SUBSCRIBERS =
+  'this ioredis has no sharded subscribers (the Cluster option shardedSubscribers, ioredis 5.6 or later): ' +
+  'waiters poll instead of hearing release announcements';
+
+function ioredisSubscriber(
+  client: Redis,
+  deliver: (channel: string, message: string) => void,
+  lost: () => void,
+): SubscriberPort {
+  // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
+  // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
+  const options = {
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    disconnectTimeout: 200,
+    // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
+    // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
+    maxRetriesPerRequest: null,
+  };
+  // A Cluster's duplicate() takes its startup nodes first. Its release announcements go by SPUBLISH to the
+  // slot's shard: sharded subscribers (one connection per primary) hear them there; revocations by PUBLISH.
+  const cluster = isClusterClient(client);
+  const subscriber = cluster
+    ? ((client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
+        enableOfflineQueue: true,
+        lazyConnect: false,
+        shardedSubscribers: true,
+        // Merged into the cluster's own redisOptions: its password, username and tls stay.
+        redisOptions: { ...(client as unknown as ClusterLike).options.redisOptions, ...options },
+      }) as Redis)
+    : client.duplicate(options);
+  // An ioredis without the option ignores it and has no group of sharded subscribers.
+  const shardedWorks =
+    cluster && (subscriber as { shardedSubscribers?: unknown }).shardedSubscribers !== undefined;
+  subscriber.on('error', () => undefined);
+  subscriber.on('message', deliver);
+  if (shardedWorks) subscriber.on('smessage', deliver);
+  subscriber.on('close', lost);
+  return {
+    subscribe: (channels, sharded) => {
+      if (!sharded) return subscriber.subscribe(...channels);
+      if (!shardedWorks) return Promise.reject(new Error(NO_SHARDED_SUBSCRIBERS));
+      // One command per channel: SSUBSCRIBE takes channels of one slot only.
+      return Promise.all(channels.map((channel) => subscriber.ssubscribe(channel)));
+    },
+    unsubscribe: (channels, sharded) => {
+      // Also while (re)connecting: the offline queue sends it after a SUBSCRIBE still queued (one that timed
+      // out under load), which would otherwise leave the channel subscribed on that connection for good.
+      if (subscriber.status === 'end') return;
+      if (!sharded) subscriber.unsubscribe(...channels).catch(() => undefined);
+      else for (const channel of channels) subscriber.sunsubscribe(channel).catch(() => undefined);
+    },
+    close: () => {
+      if (subscriber.status !== 'end') subscriber.disconnect();
+    },
+  };
+}
