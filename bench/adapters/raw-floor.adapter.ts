@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, acquireCall } from '../../lib/redis/scripts/scripts';
+import { ACQUIRE_SCRIPT, RELEASE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { closeClients, connectClients } from './clients';
 import type { BenchLock, ImplName, Implementation, SetupOptions } from './types';
 

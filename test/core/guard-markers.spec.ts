@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ForeignDataError, QuorumUnavailableError } from '../../lib';
-import { acquireReplyOf } from '../../lib/redis/scripts/replies';
-import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts/scripts';
+import { acquireReplyOf } from '../../lib/redis/scripts';
+import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { nodeError } from '../../lib/redlock.messages';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';

@@ -1,5 +1,5 @@
 import { QuorumUnavailableError } from '../../lib';
-import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts/scripts';
+import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

@@ -21,7 +21,7 @@ import {
   flagsReplyOf,
   limitReplyOf,
   releaseReplyOf,
-} from '../../lib/redis/scripts/replies';
+} from '../../lib/redis/scripts';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_MANY_SCRIPT,
@@ -40,7 +40,7 @@ import {
   fenceCall,
   limitCall,
   releaseCall,
-} from '../../lib/redis/scripts/scripts';
+} from '../../lib/redis/scripts';
 import { RedisNodes, startRedisNodes } from '../support';
 import { Prng } from './prng';
 import { GuardArgs, ServerSpec, VirtualServer } from './server';

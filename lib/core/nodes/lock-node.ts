@@ -100,6 +100,12 @@ export interface LockNode {
    * arrives after its lock was released or given up needs no separate undo.
    */
   readonly ordered?: boolean;
+  /**
+   * @internal True for the library's own Redis adapters, which parse and check every reply themselves (a reply
+   * the scripts cannot return is that node's error): the core then does not check their replies a second
+   * time. Any other node's replies are checked against this port's contract (`node-contract.ts`).
+   */
+  readonly repliesChecked?: boolean;
   acquire(request: AcquireRequest): Promise<AcquireReply>;
   /**
    * Raises the fence counters to `token` if the owner still holds every key; resolves whether it did. With

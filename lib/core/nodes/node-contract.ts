@@ -41,8 +41,14 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+/**
+ * The checks of a node's replies against the port's contract, for nodes that do not check their own
+ * (`LockNode.repliesChecked`: the library's Redis adapters parse every reply once, where they read it).
+ */
+
 /** Checks a node's acquire reply; a token or ttl that is not a safe integer never reaches a lock. */
 export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireReply {
+  if (node.repliesChecked === true) return reply as AcquireReply;
   const value = reply as Partial<
     Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers', unknown>
   > | null;
@@ -60,6 +66,7 @@ export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireRepl
 
 /** fence() and extend() resolve booleans. */
 export function checkedFlag(node: LockNode, method: string, reply: unknown): boolean {
+  if (node.repliesChecked === true) return reply as boolean;
   if (typeof reply !== 'boolean')
     throw new NodeContractError(node.name, method, `resolved ${showReply(reply)}`);
   return reply;
@@ -67,6 +74,7 @@ export function checkedFlag(node: LockNode, method: string, reply: unknown): boo
 
 /** release() resolves how many keys it deleted. */
 export function checkedCount(node: LockNode, reply: unknown): number {
+  if (node.repliesChecked === true) return reply as number;
   if (!isSafeAtLeast(reply, 0))
     throw new NodeContractError(node.name, 'release', `resolved ${showReply(reply)}`);
   return reply as number;

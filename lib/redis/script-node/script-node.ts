@@ -65,6 +65,8 @@ const SCAN_COUNT = 500;
  */
 export abstract class ScriptLockNode implements LockNode {
   abstract readonly name: string;
+  /** @internal Every reply is parsed and checked here (scripts/), so the core need not check it again. */
+  readonly repliesChecked = true;
   /** How the restart guard decides here: `'data-age'` once INFO proved unreadable (ACL, managed services). */
   get guardMode(): 'uptime' | 'data-age' {
     return this.infoDenied ? 'data-age' : 'uptime';

@@ -1,34 +1,13 @@
 /**
  * The Lua scripts, one file per script: its source, its KEYS/ARGV layout and the parser of its reply.
  */
-export {
-  UnexpectedReplyError,
-  acquireReplyOf,
-  flagReplyOf,
-  flagsReplyOf,
-  inspectReplyOf,
-  limitReplyOf,
-  releaseReplyOf,
-  revokeReplyOf,
-} from './replies';
-export {
-  ACQUIRE_SCRIPT,
-  EXTEND_MANY_SCRIPT,
-  EXTEND_SCRIPT,
-  FENCE_SCRIPT,
-  INSPECT_SCRIPT,
-  LIMIT_SCRIPT,
-  READ_EXTEND_SCRIPT,
-  READ_FENCE_SCRIPT,
-  READ_RELEASE_SCRIPT,
-  RELEASE_SCRIPT,
-  REVOKE_SCRIPT,
-  acquireCall,
-  extendCall,
-  extendManyCall,
-  fenceCall,
-  limitCall,
-  releaseCall,
-  revokeCall,
-} from './scripts';
-export type { LuaScript, ScriptCall } from './scripts';
+export { ACQUIRE_SCRIPT, acquireCall, acquireReplyOf } from './acquire';
+export { EXTEND_MANY_SCRIPT, extendManyCall, flagsReplyOf } from './extend-many';
+export { EXTEND_SCRIPT, READ_EXTEND_SCRIPT, extendCall } from './extend';
+export { FENCE_SCRIPT, READ_FENCE_SCRIPT, fenceCall } from './fence';
+export { INSPECT_SCRIPT, inspectReplyOf } from './inspect';
+export { LIMIT_SCRIPT, limitCall, limitReplyOf } from './limit';
+export type { LuaScript, ScriptCall } from './lua-script';
+export { READ_RELEASE_SCRIPT, RELEASE_SCRIPT, releaseCall, releaseReplyOf } from './release';
+export { UnexpectedReplyError, flagReplyOf } from './reply-checks';
+export { REVOKE_SCRIPT, revokeCall, revokeReplyOf } from './revoke';

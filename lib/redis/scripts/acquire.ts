@@ -1,0 +1,360 @@
+import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../core';
+import { NOW_MS } from './fragments';
+import { type ScriptCall, script } from './lua-script';
+import { UnexpectedReplyError, integerOf } from './reply-checks';
+
+/**
+ * ACQUIRE: the script that takes a lock on one node (restart guard, read-write rules, fencing), its KEYS/ARGV
+ * layout and the parser of its reply.
+ */
+
+/**
+ * How much of the server's run_id ACQUIRE gets (hex characters): 64 of its 160 random bits. A restarted
+ * server restored from disk is still caught unless its new run_id starts with the same 16 characters (odds
+ * 2^-64 per restart); the 24 characters left out are 24 bytes fewer on every acquire.
+ */
+export const RUN_ID_PREFIX = 16;
+
+/**
+ * ACQUIRE, its arguments: how many resources (n), the guard window, the mode, how many readers and intent keys
+ * follow the lock keys.
+ */
+const ACQUIRE_ARGS = `
+local n = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+local mode = ARGV[8] or ''
+local rw = mode ~= '' and 2 * n or 0
+`;
+
+/**
+ * ACQUIRE, the restart guard (docs/DESIGN.md §6): returns `{2, uptime}` or `{3, dataAge}` while this node is
+ * inside its window, `{5, key, type}` when a marker holds foreign data; writes nothing else.
+ */
+const RESTART_GUARD = `if window > 0 then
+  local marks = n * (ARGV[5] == '1' and 2 or 1) + rw
+  local boot, since = KEYS[marks + 1], KEYS[marks + 2]
+  local portable = ARGV[7] == '1'
+  local known = false
+  if not portable then
+    -- The boot marker is ours as '<run_id>:<ms>' (or a bare run_id, its earlier form); another type or
+    -- another string is someone else's data: never overwritten, the reply names the key.
+    local marker = redis.pcall('GET', boot)
+    if type(marker) == 'table' then
+      return {5, boot, redis.call('TYPE', boot)['ok']}
+    end
+    if ARGV[7] == '2' and marker and string.sub(marker, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
+      -- Fastest path: the marker starts with the run_id prefix of the server the client learnt (so it is ours,
+      -- and this is that server), and that server had been up for the window already when the client read
+      -- its INFO — uptime only grows while the run_id stays: no parsing, no TIME.
+      known = true
+    else
+      local id, started = string.match(marker or '', '^(%w+):(%d+)$')
+      if marker and not id and not string.match(marker, '^%w+$') then
+        return {5, boot, 'string'}
+      end
+      -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
+      -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
+      if ARGV[6] ~= '' and id and string.sub(id, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
+        local up = now_ms() - tonumber(started)
+        if up < window then
+          return {2, math.max(0, up)}
+        end
+        known = true
+      end
+    end
+  end
+  if not known then
+    -- The data-age marker is ours as whole ms; anything else is someone else's data, as above.
+    local recorded = redis.pcall('GET', since)
+    if type(recorded) == 'table' then
+      return {5, since, redis.call('TYPE', since)['ok']}
+    end
+    if recorded and not string.match(recorded, '^%d+$') then
+      return {5, since, 'string'}
+    end
+    local info = nil
+    if not portable then
+      info = redis.pcall('INFO', 'server')
+      if type(info) ~= 'string' or not string.match(info, 'run_id:%w+') then
+        info = nil
+      end
+    end
+    local now = now_ms()
+    local first = tonumber(recorded)
+    if info then
+      -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
+      -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).
+      local uptime = math.max(0, (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0) - 1) * 1000
+      if uptime < window then
+        return {2, uptime}
+      end
+      redis.call('SET', boot, string.match(info, 'run_id:(%w+)') .. ':' .. string.format('%.0f', now - uptime))
+      if not first then
+        redis.call('SET', since, string.format('%.0f', now - uptime))
+      end
+    else
+      if not first then
+        redis.call('SET', since, string.format('%.0f', now))
+        first = now
+      end
+      if now - first < window then
+        return {3, math.max(0, now - first)}
+      end
+    end
+  end
+end
+`;
+
+/**
+ * ACQUIRE, the acquisition's intent id: ARGV[9], or this attempt's owner value on a first attempt.
+ */
+const INTENT_ID = `local intent_id = ARGV[9]
+if intent_id == '' then
+  intent_id = ARGV[1]
+end
+`;
+
+/**
+ * ACQUIRE, a reader (docs/DESIGN.md §15): busy while a writer holds a lock key or another intent is set; else
+ * the owner joins every readers set with its own expiry on the server clock.
+ */
+const GRANT_READER = `  for i = 1, n do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      return {0, redis.call('PTTL', KEYS[i])}
+    end
+    local intent = redis.call('GET', KEYS[2 * n + i])
+    if intent and intent ~= intent_id then
+      return {0, redis.call('PTTL', KEYS[2 * n + i])}
+    end
+  end
+  local nowms = now_ms()
+  local ttl = tonumber(ARGV[2])
+  for i = n + 1, 2 * n do
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', nowms)
+    redis.call('ZADD', KEYS[i], nowms + ttl, ARGV[1])
+    if redis.call('PTTL', KEYS[i]) < ttl then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+  end
+`;
+
+/**
+ * ACQUIRE, a writer or a plain lock: busy while another owner holds a lock key (a writer then sets its intent),
+ * or, for a writer, while a live reader remains; else every lock key is set to the owner with the ttl, and a
+ * later attempt's own intent is cleared.
+ */
+const GRANT_WRITER = `  for i = 1, n do
+    local holder = redis.call('GET', KEYS[i])
+    if holder and holder ~= ARGV[1] then
+      if mode == 'w' and ARGV[10] ~= '0' then
+        redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
+      end
+      return {0, redis.call('PTTL', KEYS[i])}
+    end
+  end
+  if mode == 'w' then
+    local nowms = nil
+    for i = 1, n do
+      if redis.call('EXISTS', KEYS[n + i]) == 1 then
+        nowms = nowms or now_ms()
+        redis.call('ZREMRANGEBYSCORE', KEYS[n + i], '-inf', nowms)
+        local last = redis.call('ZRANGE', KEYS[n + i], -1, -1, 'WITHSCORES')
+        if last[2] then
+          for j = 1, n do
+            if ARGV[10] ~= '0' then
+              redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
+            end
+          end
+          return {4, math.max(0, tonumber(last[2]) - nowms)}
+        end
+      end
+    end
+    if ARGV[9] ~= '' then
+      for i = 1, n do
+        if redis.call('GET', KEYS[2 * n + i]) == intent_id then
+          redis.call('DEL', KEYS[2 * n + i])
+        end
+      end
+    end
+  end
+  for i = 1, n do
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  end
+`;
+
+/**
+ * ACQUIRE, fencing (docs/DESIGN.md §5): without it the reply is `1`; with it each fence counter becomes
+ * max(counter + 1, server time in µs), and the reply carries the largest.
+ */
+const FENCE_TOKEN = `if ARGV[5] ~= '1' then
+  return 1
+end
+local token = 0
+local now = redis.call('TIME')
+local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+for i = n + rw + 1, 2 * n + rw do
+  local counter = math.max((tonumber(redis.call('GET', KEYS[i])) or 0) + 1, micros)
+  redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
+  token = math.max(token, counter)
+end
+return {1, string.format('%.0f', token)}
+`;
+
+/**
+ * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — for read-write locks (ARGV[8] not '') —
+ * the n readers keys and the n writer-intent keys, then — with fencing — the n fence counter keys, then —
+ * with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value, ARGV[2]: ttl in
+ * ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence counters,
+ * ARGV[6]: the first {@link RUN_ID_PREFIX} characters of the server's run_id as the client last learnt it (''
+ * if unknown), ARGV[7]: 1 when the client knows INFO is not readable here (denied by ACL, unsupported in
+ * scripts, or without a run_id), 2 when the INFO that told the client the run_id also said the server had been
+ * up for at least the window (ARGV[4]), else 0, ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
+ * 'r' (a reader), ARGV[9]: the acquisition's intent id, or '' on its first attempt (the intent id is then
+ * this attempt's owner value, and no earlier attempt can have left an intent to clear: every attempt has its
+ * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; only the
+ * negative control of §15 sends 0).
+ *
+ * Guarantees, on this node (docs/DESIGN.md §6):
+ * - restart guard, precise mode (INFO readable): while the server has been up for less than the window,
+ *   nothing is written and the reply says so. Uptime comes from the server itself (INFO inside the script),
+ *   so a node that came back empty — or restored old keys from disk but lost the last writes — refuses
+ *   atomically. INFO is skipped when the boot marker's run_id starts with the prefix the client learnt on its
+ *   current connection (a restarted server has a new run_id, so it is checked again);
+ * - restart guard, portable mode (INFO not readable): the data-age marker, a key without ttl, holds the server
+ *   time (ms) at which this node's data was first seen; a node that lost its data lost the marker too, so its
+ *   absence starts the window now (from the server's own TIME). Catches every empty restart; a node that
+ *   restored the marker from disk but lost its last writes is not caught in this mode;
+ * - the markers are never overwritten when they hold data that is not theirs (another type, or a string of
+ *   another form: another application's key of the same name): nothing is written, the reply names the key;
+ * - only declared keys are touched;
+ * - all-or-nothing: either every lock key is set to the owner with the ttl, or none is touched;
+ * - a key held by another owner is never modified; the reply says for how much longer it is held;
+ * - a key already held by this same owner (a straggler from an earlier attempt of the same acquisition)
+ *   counts as free and gets the new ttl, so a retry never blocks on the caller's own partial keys;
+ * - fencing: each fence counter becomes max(counter + 1, server time in µs) and the reply carries the
+ *   largest, so a counter lost with a restart starts again above every token handed out before
+ *   (while clocks are sane). Counters expire after an hour without acquisitions.
+ *
+ * - read-write locks (docs/DESIGN.md §15): a writer is granted only while no other owner holds the lock key and
+ *   no live reader is in the readers set (a sorted set: owner → expiry on this server's clock, entries past
+ *   it removed first); when it is refused it sets the writer intent (its intent id, short ttl), which keeps
+ *   new readers out. A reader is granted only while no writer holds the lock key and no other acquisition's
+ *   intent is set; it is added to the readers set with its own expiry (server TIME + ttl), and the set lives
+ *   at least as long as its longest reader. A granted writer clears its own intent.
+ *
+ * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
+ * fencing, `{0, holderPttl}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms}` busy
+ * with readers (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused
+ * by data age, `{5, key, type}` a marker key holds data that is not the library's.
+ */
+export const ACQUIRE_SCRIPT = script(
+  NOW_MS +
+    ACQUIRE_ARGS +
+    RESTART_GUARD +
+    INTENT_ID +
+    "if mode == 'r' then\n" +
+    GRANT_READER +
+    'else\n' +
+    GRANT_WRITER +
+    'end\n' +
+    FENCE_TOKEN,
+);
+
+/**
+ * ACQUIRE's KEYS and ARGV for `request`. `runId`: the server's run_id as last learnt ('' if unknown);
+ * `noInfo`: INFO is known not to be readable on this node (portable guard mode); `runUptime`: a lower bound of
+ * that server's uptime when its run_id was learnt, in ms (0 if unknown).
+ */
+export function acquireCall(
+  request: AcquireRequest,
+  runId: string,
+  noInfo: boolean,
+  guardKey: string = request.guardKey,
+  runUptime = 0,
+): ScriptCall {
+  const { keys, fenceKeys, guardWindow, readerKeys, intentKeys } = request;
+  const fencing = fenceKeys.length > 0;
+  const rw = readerKeys !== undefined && intentKeys !== undefined && readerKeys.length > 0;
+  let all: readonly string[] = keys;
+  if (fencing || guardWindow > 0 || rw) {
+    const list = rw ? [...keys, ...readerKeys, ...intentKeys] : [...keys];
+    if (fencing) list.push(...fenceKeys);
+    if (guardWindow > 0) list.push(guardKey, `${guardKey}:since`);
+    all = list;
+  }
+  const args: (string | number)[] = [
+    request.owner,
+    request.ttl,
+    keys.length,
+    guardWindow,
+    fencing ? 1 : 0,
+    runId.slice(0, RUN_ID_PREFIX),
+    noInfo ? 1 : runId !== '' && runUptime >= guardWindow ? 2 : 0,
+  ];
+  if (rw) {
+    // The first attempt's intent id is its own owner value: sent as '' (44 bytes fewer, and no intent to clear).
+    const intent = request.intent === undefined || request.intent === request.owner ? '' : request.intent;
+    args.push(request.mode === 'read' ? 'r' : 'w', intent, request.intentTtl ?? 0);
+  }
+  return { keys: all, args };
+}
+
+const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
+
+/**
+ * The acquire script's reply (scripts.ts: `1`, `{1, token}`, `{0, holderPttl}`, `{4, readersMs}`,
+ * `{2, uptimeMs}`, `{3, dataAgeMs}`), checked field by field: a token that is not a positive safe integer would
+ * be written back to honest nodes' fence counters, and a NaN ttl or uptime would end up in waits and messages.
+ * `{5, key, type}` (a restart-guard marker holding another application's data) throws ForeignDataError: that
+ * node's error vote, naming the key.
+ */
+export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): AcquireReply {
+  const fail = (problem: string): never => {
+    throw new UnexpectedReplyError(node, 'the acquire script', raw, problem);
+  };
+  if (raw === 1) return fencing ? fail('a fencing token was asked for and none came') : ACQUIRED_UNFENCED;
+  if (Array.isArray(raw) && raw[0] === 5) throw foreignMarkerOf(node, raw, fail);
+  if (!Array.isArray(raw) || raw.length !== 2) return fail('expected 1 or a pair {code, value}');
+  const [code, value] = raw as unknown[];
+  switch (code) {
+    case 1: {
+      const token = integerOf(value);
+      if (token === undefined || token <= 0) return fail('the fencing token is not a positive safe integer');
+      return { outcome: 'acquired', token };
+    }
+    case 0: {
+      const holderTtl = integerOf(value);
+      if (holderTtl === undefined || holderTtl < -2) return fail("the holder's ttl is not a PTTL reply");
+      return { outcome: 'busy', holderTtl };
+    }
+    case 4: {
+      const holderTtl = integerOf(value);
+      if (holderTtl === undefined || holderTtl < 0)
+        return fail("the readers' ttl is not a whole number of ms ≥ 0");
+      return { outcome: 'busy', holderTtl, readers: true };
+    }
+    case 2:
+    case 3: {
+      const uptime = integerOf(value);
+      if (uptime === undefined || uptime < 0) return fail('the uptime is not a whole number of ms ≥ 0');
+      return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
+    }
+    default:
+      return fail('unknown reply code (expected 0 to 5)');
+  }
+}
+
+/** `{5, key, type}`: a restart-guard marker key holds data that is not the library's (scripts.ts). */
+function foreignMarkerOf(node: string, raw: unknown[], fail: (problem: string) => never): ForeignDataError {
+  const [, key, found] = raw;
+  if (
+    raw.length !== 3 ||
+    typeof key !== 'string' ||
+    key.length === 0 ||
+    typeof found !== 'string' ||
+    !/^[a-z][a-z-]{0,30}$/.test(found)
+  ) {
+    return fail('a foreign-marker reply that is not {5, key, type}');
+  }
+  return new ForeignDataError(node, key, found);
+}
