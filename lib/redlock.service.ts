@@ -99,15 +99,12 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     maybeFn?: (lock: Lock) => Promise<T>,
   ): Promise<T> {
     const { options, fn } = usingArguments(optionsOrFn, maybeFn);
-    const outcome = await this.sections.run(
-      normalizeResources(resources),
+    return this.sections.run({
+      resources: normalizeResources(resources),
       options,
-      'throw',
-      'using()',
-      '',
-      fn,
-    );
-    return (outcome as { value: T }).value;
+      where: 'using()',
+      work: fn,
+    });
   }
 
   /**
@@ -117,17 +114,10 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * aborts, campaigning stops, and the lease is released once `work` settles (within `shutdownTimeout`).
    */
   lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T> {
-    return this.redlock.sections.lead(name, work, options, async (termOptions, termWork) => {
-      const outcome = await this.sections.run(
-        [name],
-        termOptions,
-        'throw',
-        `lead(${JSON.stringify(name)})`,
-        '',
-        termWork,
-      );
-      return (outcome as { value: Awaited<ReturnType<typeof termWork>> }).value;
-    });
+    const where = `lead(${JSON.stringify(name)})`;
+    return this.redlock.sections.lead(name, work, options, (termOptions, termWork) =>
+      this.sections.run({ resources: [name], options: termOptions, where, work: termWork }),
+    );
   }
 
   /**

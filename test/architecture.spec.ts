@@ -87,7 +87,7 @@ interface NestedRooms {
 const CORE_ROOMS: NestedRooms = {
   dir: path.join(LIB, 'core'),
   flatRoom: (name) =>
-    ['index.ts', 'redlock.ts', 'instance.ts', 'instance-sections.ts'].includes(name)
+    ['index.ts', 'redlock.ts', 'instance.ts', 'instance-sections.ts', 'stats.ts'].includes(name)
       ? 'facade'
       : 'foundation',
   mayImport: {

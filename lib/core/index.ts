@@ -3,11 +3,11 @@
  * It reaches nodes only through the `LockNode` port and time only through `Clock`.
  */
 export { RedlockCore } from './redlock';
-export type { RedlockStats } from './instance';
+export type { RedlockStats } from './stats';
 /** @internal */
 export type { RedlockInternals } from './instance';
 /** @internal */
-export type { SectionPort } from './instance-sections';
+export type { SectionLockRequest, SectionPort } from './instance-sections';
 export type { ReleaseOutcome, ReleaseResult } from './lock';
 export { Lock } from './lock';
 export type {

@@ -1,23 +1,17 @@
 import type { AcquirePlan } from './acquire';
 import { Clock, systemClock } from './clock';
-import { InvalidArgumentError, RedlockClosedError, type LockLostError } from './errors';
-import { extendBatch } from './hold';
+import { InvalidArgumentError, type LockLostError, RedlockClosedError } from './errors';
 import type { RedlockEvents } from './events';
-import { quorumOf } from './nodes';
-import type { KeyPlan } from './primitives';
-import { runLeadership } from './primitives';
-import { LocalQueues } from './primitives';
-import type { Lock, LockOwner } from './lock';
-import type { LockNode } from './nodes';
-import { LockingContext, lockResources } from './primitives';
+import { HeldLockRegistry, type LockHost, Renewals, extendBatch } from './hold';
+import type { Lock, LockOwner, ReleaseResult } from './lock';
 import { describe, workUnprotected } from './messages';
-import { ResolvedOptions, USING_OPTION_KEYS, resolveCallOptions } from './options';
-import type { InspectionContext } from './operate';
+import { type LockNode, quorumOf } from './nodes';
+import { type InspectionContext, Revocations } from './operate';
+import type { ResolvedOptions } from './options';
+import { type KeyPlan, LocalQueues, type LockingContext } from './primitives';
 import { Releases } from './release';
-import { Revocations } from './operate';
-import { Renewals } from './hold';
-import { LockHost, runUnderLock } from './hold';
-import type { SectionPort } from './instance-sections';
+import { InstanceSections } from './instance-sections';
+import { InstanceStats } from './stats';
 
 /** @internal Test and simulation hooks: a different clock and random source. Not for production use. */
 export interface RedlockInternals {
@@ -39,76 +33,6 @@ export interface RedlockInternals {
    */
   unsafeNoWriterIntent?: boolean;
 }
-
-/** Counters for metrics and tests. */
-export interface RedlockStats {
-  /** Waiters woken by a release announcement. */
-  wokenByRelease: number;
-  /** Waiters woken by their timer (holder's ttl or backoff). */
-  wokenByTimer: number;
-  /** Locks declared lost while held (failed renewal, validity ran out, or revoked). */
-  locksLost: number;
-  /** Callers waiting in an acquisition of this instance right now (a gauge). */
-  readonly waiting: number;
-  /** Locks of this instance handed out and neither released nor expired (a gauge, counted when read). */
-  readonly held: number;
-  /** Renewals (automatic extensions) that failed: too few nodes answered, or the lock was gone. */
-  readonly renewalsFailed: number;
-  /** Locks this instance revoked (`revoke()`). */
-  revocations: number;
-  /**
-   * `held` by the `@Locked` key template that took each lock (`'order:<0>'`; a key function counts under its
-   * method, `'OrdersService.pay'`), locks of direct calls under `''`: a gauge with few series, counted when read.
-   */
-  readonly heldByTemplate: ReadonlyMap<string, number>;
-  /** `waiting` by the same templates (callers of direct calls under `''`). */
-  readonly waitingByTemplate: ReadonlyMap<string, number>;
-}
-
-/** @internal A new instance's counters, all zero; `held` and `waiting` are read when asked. */
-function newStats(live: {
-  held: () => number;
-  heldByTemplate: () => ReadonlyMap<string, number>;
-  inProgress: { readonly count: number };
-  waitingInSections: ReadonlyMap<string, number>;
-  renewals: () => { readonly failed: number };
-}): RedlockStats {
-  return {
-    wokenByRelease: 0,
-    wokenByTimer: 0,
-    locksLost: 0,
-    get waiting() {
-      return live.inProgress.count;
-    },
-    get held() {
-      return live.held();
-    },
-    get renewalsFailed() {
-      return live.renewals().failed;
-    },
-    revocations: 0,
-    get heldByTemplate() {
-      return live.heldByTemplate();
-    },
-    get waitingByTemplate() {
-      // Every caller is in `inProgress`; those of locked sections are also counted by their template.
-      const byTemplate = new Map(live.waitingInSections);
-      let inSections = 0;
-      for (const count of byTemplate.values()) inSections += count;
-      const direct = live.inProgress.count - inSections;
-      if (direct > 0) byTemplate.set('', direct + (byTemplate.get('') ?? 0));
-      return byTemplate;
-    },
-  };
-}
-
-/** Counts one more (or, with −1, one fewer) under `key`; a count back at 0 leaves the map. */
-function bump(counts: Map<string, number>, key: string, by: 1 | -1): void {
-  const count = (counts.get(key) ?? 0) + by;
-  if (count > 0) counts.set(key, count);
-  else counts.delete(key);
-}
-
 /** @internal The acquisition plan of an instance: its nodes, quorum, clock, timeouts and retry policy (built once). */
 export function acquirePlanOf(
   nodes: readonly LockNode[],
@@ -145,114 +69,116 @@ export function keyPlanOf(options: ResolvedOptions, internals: RedlockInternals)
 
 /** The shortest writer intent, in ms: a few rounds of announcements and retries. */
 const MIN_INTENT_TTL = 200;
-
-/** @internal What an instance's parts need of the instance itself: its owner-checked operations, its counters. */
+/** @internal What an instance's parts need of the instance itself: its owner-checked operations. */
 export interface InstanceSelf extends LockOwner {
   keepAlive(lock: Lock): () => void;
+  extend(lock: Lock, ttl?: number): Promise<Lock>;
+  release(lock: Lock): Promise<ReleaseResult>;
   readonly nodes: readonly LockNode[];
   readonly options: ResolvedOptions;
 }
 
-/** @internal The parts one instance is made of, each a room of its own (docs/DESIGN.md §0), built once. */
-export interface InstanceParts {
-  readonly plan: AcquirePlan;
-  readonly locking: LockingContext;
-  readonly host: LockHost;
-  readonly renewals: Renewals;
-  readonly releases: Releases;
-  readonly sections: SectionPort;
-  readonly revocations: Revocations;
-  readonly inspection: InspectionContext;
-  readonly stats: RedlockStats;
+/** A lock declared lost while held (a failed renewal, validity run out, a revocation): counted and announced once. */
+class LossReport {
+  constructor(
+    private readonly stats: InstanceStats,
+    private readonly events: RedlockEvents,
+  ) {}
+
+  report(lock: Lock, error: LockLostError): void {
+    this.stats.locksLost++;
+    if (this.events.has('lost')) this.events.emit('lost', { resources: lock.resources, error });
+  }
+}
+
+/** What work under a lock needs of its instance: the instance's own owner-checked operations. */
+class InstanceHost implements LockHost {
+  constructor(
+    private readonly self: InstanceSelf,
+    private readonly losses: LossReport,
+    readonly logger: ResolvedOptions['logger'],
+  ) {}
+
+  keepAlive(lock: Lock): () => void {
+    return this.self.keepAlive(lock);
+  }
+
+  extend(lock: Lock, ttl?: number): Promise<Lock> {
+    return this.self.extend(lock, ttl);
+  }
+
+  release(lock: Lock): Promise<ReleaseResult> {
+    return this.self.release(lock);
+  }
+
+  lostDuringWork(lock: Lock, error: LockLostError): void {
+    if (lock.markLost(error)) this.losses.report(lock, error);
+  }
 }
 
 /**
- * @internal Builds an instance's parts: renewals and work under a lock call back into the instance's own (owner-checked)
- * `extend`/`release`; a lock declared lost — by a failed renewal or by validity running out during the work —
- * is counted in `stats` and announced (`lost`) in one place.
+ * @internal The parts one instance is made of, each from a room of its own (docs/DESIGN.md §0), built once: its
+ * plan and keys, its held locks and counters, renewals, releases, revocations, and the locked sections' port.
  */
-export function instanceParts(
-  self: InstanceSelf,
-  events: RedlockEvents,
-  lifetime: AbortSignal,
-  internals: RedlockInternals,
-): InstanceParts {
-  const { nodes, options } = self;
-  // `held` is counted when read; an accessor of the literal keeps the counters' shape fast to update.
-  const inProgress = { count: 0 };
-  const waitingInSections = new Map<string, number>();
-  const stats = newStats({
-    held: () => revocations.heldCount(),
-    heldByTemplate: () => revocations.heldByTemplate(),
-    inProgress,
-    waitingInSections,
-    renewals: () => renewals,
-  });
-  const clock = internals.clock ?? systemClock;
-  const plan = acquirePlanOf(nodes, options, events, clock, internals);
-  const countLost = (lock: Lock, error: LockLostError) => {
-    stats.locksLost++;
-    if (events.has('lost')) events.emit('lost', { resources: lock.resources, error });
-  };
-  const releases = new Releases(plan);
-  const inspection: InspectionContext = Object.freeze({ group: plan, keyPrefix: options.keyPrefix });
-  const revocations = new Revocations({
-    ...inspection,
-    events,
-    logger: options.logger,
-    countLost,
-    counted: () => stats.revocations++,
-  });
-  releases.onReleased((lock) => revocations.untrack(lock));
-  const renewals = new Renewals(
-    clock,
+export class InstanceParts {
+  readonly plan: AcquirePlan;
+  readonly stats: InstanceStats;
+  readonly held = new HeldLockRegistry();
+  readonly releases: Releases;
+  readonly inspection: InspectionContext;
+  readonly revocations: Revocations;
+  readonly renewals: Renewals;
+  readonly locking: LockingContext;
+  readonly host: InstanceHost;
+  readonly sections: InstanceSections;
+
+  constructor(self: InstanceSelf, events: RedlockEvents, lifetime: AbortSignal, internals: RedlockInternals) {
+    const { options } = self;
+    const clock = internals.clock ?? systemClock;
+    this.plan = acquirePlanOf(self.nodes, options, events, clock, internals);
+    this.stats = new InstanceStats(this.held);
+    const losses = new LossReport(this.stats, events);
+    this.releases = new Releases(this.plan);
+    this.releases.onReleased((lock) => this.held.untrack(lock));
+    this.inspection = Object.freeze({ group: this.plan, keyPrefix: options.keyPrefix });
+    this.revocations = new Revocations({
+      ...this.inspection,
+      events,
+      logger: options.logger,
+      held: this.held,
+      countLost: (lock, error) => losses.report(lock, error),
+      counted: () => this.stats.revocations++,
+    });
+    this.renewals = renewalsOf(this.plan, lifetime, options, losses);
+    this.stats.renewals = this.renewals;
+    this.locking = Object.freeze({
+      plan: this.plan,
+      keyPlan: keyPlanOf(options, internals),
+      waiting: new LocalQueues(clock),
+      lifetime,
+      events,
+      stats: this.stats,
+      issuer: self,
+      granted: this.revocations,
+    });
+    this.host = new InstanceHost(self, losses, options.logger);
+    this.sections = new InstanceSections(options, this.locking, this.host, this.releases, events, this.stats);
+  }
+}
+
+/** The renewal watchdog of an instance: batches of extensions while it is open, losses reported and logged. */
+function renewalsOf(plan: AcquirePlan, lifetime: AbortSignal, options: ResolvedOptions, losses: LossReport) {
+  return new Renewals(
+    plan.clock,
     (held, settle) => {
       if (!lifetime.aborted) return extendBatch(plan, held, settle);
       held.forEach((lock, i) => settle(i, new RedlockClosedError('extend', lock.resources)));
     },
     (lost, error) => {
       options.logger?.warn(workUnprotected(error.message));
-      countLost(lost, error);
+      losses.report(lost, error);
     },
   );
-  const locking: LockingContext = Object.freeze({
-    plan,
-    keyPlan: keyPlanOf(options, internals),
-    waiting: new LocalQueues(clock),
-    lifetime,
-    events,
-    stats,
-    inProgress,
-    issuer: self,
-    onGranted: (lock: Lock) => revocations.track(lock),
-  });
-  const host: LockHost = Object.freeze({
-    keepAlive: (lock: Lock) => self.keepAlive(lock),
-    extend: (lock: Lock, ttl?: number) => self.extend(lock, ttl),
-    release: (lock: Lock) => self.release(lock),
-    lostDuringWork: (lock: Lock, error: LockLostError) => {
-      if (lock.markLost(error)) countLost(lock, error);
-    },
-    logger: options.logger,
-  });
-  const sections: SectionPort = Object.freeze<SectionPort>({
-    settingsFor: (callOptions) => resolveCallOptions(callOptions, options, USING_OPTION_KEYS),
-    lock: async (resources, settings, retrySplitsOnly, template) => {
-      bump(waitingInSections, template, 1);
-      try {
-        const lock = (await lockResources(locking, resources, settings, true, retrySplitsOnly)) as Lock;
-        lock.template = template;
-        return lock;
-      } finally {
-        bump(waitingInSections, template, -1);
-      }
-    },
-    runUnderLock: (lock, settings, work, keepFor) => runUnderLock(host, lock, settings, work, keepFor),
-    onReleased: (listener) => releases.onReleased(listener),
-    release: (lock) => self.release(lock),
-    lead: (name, work, leadOptions, runTerm) => runLeadership(runTerm, events, name, work, leadOptions),
-  });
-  return Object.freeze({ plan, locking, host, renewals, releases, sections, revocations, inspection, stats });
 }
 
 /** @internal The nodes an instance was given, checked (a non-empty array) and frozen in their order. */

@@ -6,8 +6,9 @@ import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } f
 import { extendLock } from './hold';
 import { HealthReport, probeNodes } from './operate';
 import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './operate';
-import type { InstanceParts, RedlockInternals, RedlockStats } from './instance';
-import { instanceParts, nodesOf } from './instance';
+import type { RedlockInternals } from './instance';
+import type { RedlockStats } from './stats';
+import { InstanceParts, nodesOf } from './instance';
 import { LeadOptions, runLeadership } from './primitives';
 import { Lock, LockOwner, ReleaseResult } from './lock';
 import type { LockNode, ReadyState } from './nodes';
@@ -63,7 +64,7 @@ export class RedlockCore implements LockOwner {
     this.options = resolveOptions(options);
     this.nodes = nodesOf(nodes);
     setMaxListeners(0, this.lifetime.signal);
-    this.parts = instanceParts(this, this.events, this.lifetime.signal, internals);
+    this.parts = new InstanceParts(this, this.events, this.lifetime.signal, internals);
     this.sections = this.parts.sections;
     this.stats = this.parts.stats;
     this.quorum = this.parts.plan.quorum;

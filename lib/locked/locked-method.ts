@@ -126,11 +126,22 @@ async function runLocked<T>(
   work: () => Promise<T>,
 ) {
   const sections = self?.[plan.sectionsProperty] as LockedSections | undefined;
-  if (sections === undefined || typeof sections.run !== 'function') {
+  if (sections === undefined || typeof sections.runOrSkip !== 'function') {
     throw new RedlockError(messages.notManaged(plan.where));
   }
   const resources = normalizeResources(plan.key.render(args));
-  if (run)
-    return sections.run(resources, run.options, plan.scheduledOnBusy, plan.where, plan.template, work, run);
-  return sections.run(resources, plan.options, plan.onBusy, plan.where, plan.template, work);
+  const { where, template } = plan;
+  if (run) {
+    const { options } = run;
+    return sections.runOrSkip({
+      resources,
+      options,
+      onBusy: plan.scheduledOnBusy,
+      where,
+      template,
+      work,
+      scheduled: run,
+    });
+  }
+  return sections.runOrSkip({ resources, options: plan.options, onBusy: plan.onBusy, where, template, work });
 }

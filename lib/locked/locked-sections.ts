@@ -9,7 +9,7 @@ import {
   normalizeResources,
   withTimeout,
 } from '../core';
-import type { RedlockCore, RedlockLogger, SectionPort } from '../core';
+import type { CallSettings, RedlockCore, RedlockLogger, SectionLockRequest, SectionPort } from '../core';
 import * as messages from './locked.messages';
 import { currentLock, heldInChain, runInChain } from './call-chain';
 import { HeldLocks } from './held-locks';
@@ -17,6 +17,24 @@ import type { TickSchedule } from './scheduled-tick';
 
 /** How a locked section ended: it ran (with its value), or it was skipped because the lock was busy. */
 export type SectionOutcome<T> = { readonly ran: true; readonly value: T } | { readonly ran: false };
+
+/** One call of a locked section: `RedlockService.using()`, a term of `lead()`, a `@Locked` method. */
+export interface SectionCall<T> {
+  /** Normalised resources. */
+  readonly resources: readonly string[];
+  readonly options: UsingOptions | undefined;
+  /** Who asks, for messages: `'using()'`, `'OrdersService.pay'`, `'lead("x")'`. */
+  readonly where: string;
+  /** The gauges count the section under this template (`''`, the default: a direct call). */
+  readonly template?: string;
+  readonly work: (lock: Lock) => Promise<T>;
+}
+
+/** A call of a `@Locked` method: it may be skipped when busy, and may be a scheduled run. */
+export interface SkippableSectionCall<T> extends SectionCall<T> {
+  readonly onBusy: 'throw' | 'skip';
+  readonly scheduled?: ScheduledRun;
+}
 
 /** A call of a method scheduled with @nestjs/schedule: which schedule, and when its timer fired (epoch ms). */
 export interface ScheduledRun {
@@ -54,46 +72,78 @@ export class LockedSections {
   }
 
   /**
-   * Runs `work` holding `resources`. Those the call chain already holds are reused; the others are locked
-   * through the core (renewal and loss handling are the core's), with `work` running in the call chain.
-   * With `onBusy: 'skip'`, a lock busy before `work` started ends as `{ ran: false }` (logged at debug
-   * level, naming `where`) instead of rejecting with `LockBusyError`. A scheduled run keeps its lock until
-   * shortly before the next tick, and a tick without a quorum is skipped with one warning. The gauges count
-   * the section under `template` ('' for direct calls).
+   * Runs `call.work` holding `call.resources`. Those the call chain already holds are reused; the others are
+   * locked through the core (renewal and loss handling are the core's), with the work running in the call
+   * chain. Rejects as the core does when the lock cannot be had (busy, no quorum, aborted).
    */
-  async run<T>(
-    resources: readonly string[],
-    options: UsingOptions | undefined,
-    onBusy: 'throw' | 'skip',
-    where: string,
-    template: string,
-    work: (lock: Lock) => Promise<T>,
-    scheduled?: ScheduledRun,
-  ): Promise<SectionOutcome<T>> {
-    const { missing, holder, readOnly } = heldInChain(this, resources);
-    // A write inside a read of the same resource would wait for itself (its own read keeps writers out).
-    if (readOnly.length > 0 && (options?.mode ?? 'write') === 'write') {
-      throw new InvalidArgumentError(messages.writeInsideRead(where, readOnly));
-    }
-    if (missing.length === 0)
-      return { ran: true, value: await runInChain(this, holder!, () => work(holder!)) };
-    this.refuseWhenClosed(missing);
-    const settings = this.core.settingsFor(options);
+  async run<T>(call: SectionCall<T>): Promise<T> {
+    const entry = this.enter(call);
+    if (entry.reused) return runInChain(this, entry.reused, () => call.work(entry.reused));
+    const lock = await this.core.lock(this.lockRequest(call, entry.settings, entry.missing, false));
+    return this.hold(call, lock, entry.missing, entry.settings, undefined);
+  }
+
+  /**
+   * {@link run} for `@Locked` methods, which may end without running: with `onBusy: 'skip'`, a lock busy before
+   * the work started ends as `{ ran: false }` (logged at debug level, naming `where`) instead of rejecting with
+   * `LockBusyError`. A scheduled run keeps its lock until shortly before the next tick, and a tick without a
+   * quorum is skipped with one warning.
+   */
+  async runOrSkip<T>(call: SkippableSectionCall<T>): Promise<SectionOutcome<T>> {
+    const entry = this.enter(call);
+    if (entry.reused)
+      return { ran: true, value: await runInChain(this, entry.reused, () => call.work(entry.reused)) };
+    const { scheduled } = call;
     let lock: Lock;
     try {
       // A tick held by another instance is being run there: only split votes are retried.
-      lock = await this.core.lock(missing, settings, scheduled?.oncePerTick === true, template);
+      const splitsOnly = scheduled?.oncePerTick === true;
+      lock = await this.core.lock(this.lockRequest(call, entry.settings, entry.missing, splitsOnly));
     } catch (error) {
-      if (onBusy === 'skip' && error instanceof LockBusyError) {
-        this.log?.debug?.(messages.skipped(where, missing));
+      if (call.onBusy === 'skip' && error instanceof LockBusyError) {
+        this.log?.debug?.(messages.skipped(call.where, entry.missing));
         return { ran: false };
       }
       if (scheduled && error instanceof QuorumUnavailableError) {
-        this.log?.warn(messages.tickUnavailable(where, scheduled.schedule.description, error));
+        this.log?.warn(messages.tickUnavailable(call.where, scheduled.schedule.description, error));
         return { ran: false };
       }
       throw error;
     }
+    return { ran: true, value: await this.hold(call, lock, entry.missing, entry.settings, scheduled) };
+  }
+
+  /** The resources of `call` the chain holds already (one lock then), or those to lock and the call's settings. */
+  private enter(
+    call: SectionCall<unknown>,
+  ): { reused: Lock } | { reused: undefined; missing: string[]; settings: CallSettings } {
+    const { missing, holder, readOnly } = heldInChain(this, call.resources);
+    // A write inside a read of the same resource would wait for itself (its own read keeps writers out).
+    if (readOnly.length > 0 && (call.options?.mode ?? 'write') === 'write') {
+      throw new InvalidArgumentError(messages.writeInsideRead(call.where, readOnly));
+    }
+    if (missing.length === 0 && holder) return { reused: holder };
+    this.refuseWhenClosed(missing);
+    return { reused: undefined, missing, settings: this.core.settingsFor(call.options) };
+  }
+
+  private lockRequest(
+    call: SectionCall<unknown>,
+    settings: CallSettings,
+    missing: string[],
+    retrySplitsOnly: boolean,
+  ): SectionLockRequest {
+    return { resources: missing, settings, retrySplitsOnly, template: call.template ?? '' };
+  }
+
+  /** Runs the work under a lock just acquired, tracked for shutdown until released (or held to the next tick). */
+  private async hold<T>(
+    call: SectionCall<T>,
+    lock: Lock,
+    missing: string[],
+    settings: CallSettings,
+    scheduled: ScheduledRun | undefined,
+  ): Promise<T> {
     // Kept until the next tick only when the body ran: a tick refused at shutdown is let go at once.
     let started = false;
     const keepFor =
@@ -106,17 +156,16 @@ export class LockedSections {
         : undefined;
     this.held.add(lock);
     try {
-      const value = await this.core.runUnderLock(
+      return await this.core.runUnderLock(
         lock,
         settings,
         () => {
           this.refuseWhenClosed(missing); // acquired while shutdown began: let go at once
           started = true;
-          return runInChain(this, lock, () => work(lock));
+          return runInChain(this, lock, () => call.work(lock));
         },
         keepFor,
       );
-      return { ran: true, value };
     } finally {
       // After the release (or the hold until the next tick): shutdown waits for exactly this.
       this.held.delete(lock);

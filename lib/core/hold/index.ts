@@ -7,3 +7,4 @@ export { extendLock } from './extend';
 export { Renewals } from './renewals';
 export { runUnderLock } from './run-under-lock';
 export type { LockHost } from './run-under-lock';
+export { HeldLockRegistry } from './held-lock-registry';

@@ -1,6 +1,6 @@
 import { MAX_DURATION } from '../durations';
 import { LockLostError } from '../errors';
-import type { Lock } from '../lock';
+import type { Lock, ReleaseResult } from '../lock';
 import * as messages from '../messages';
 import type { CallSettings, RedlockLogger } from '../options';
 
@@ -8,7 +8,7 @@ import type { CallSettings, RedlockLogger } from '../options';
 export interface LockHost {
   keepAlive(lock: Lock): () => void;
   extend(lock: Lock, ttl?: number): Promise<Lock>;
-  release(lock: Lock): Promise<unknown>;
+  release(lock: Lock): Promise<ReleaseResult>;
   /** Declares a lock lost whose validity ran out during the work (counted and announced once). */
   lostDuringWork(lock: Lock, error: LockLostError): void;
   readonly logger: RedlockLogger | undefined;

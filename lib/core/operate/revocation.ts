@@ -11,6 +11,7 @@ import { limitKey, permitKey } from '../primitives';
 import { intentKey, lockKey, readersKey } from '../resources';
 import { rejectUnknownKeys } from '../options';
 import type { RedlockLogger } from '../options';
+import type { HeldLockRegistry } from '../hold';
 
 /** Options of `revoke()`. */
 export interface RevokeOptions {
@@ -43,6 +44,8 @@ export interface RevocationContext {
   readonly logger: RedlockLogger | undefined;
   /** A held lock declared lost: counted and announced once (`lost`). */
   readonly countLost: (lock: Lock, error: LockLostError) => void;
+  /** The locks this instance holds: a revocation heard reaches them. */
+  readonly held: HeldLockRegistry;
   /** Counts one revocation made by this instance (`stats.revocations`). */
   readonly counted: () => void;
 }
@@ -62,41 +65,18 @@ const LISTEN_ATTEMPTS = 6;
 const LISTEN_RETRY_MS = 1_000;
 
 export class Revocations {
-  /** The locks this instance holds, by resource: the lock, or a set of them when several share it. */
-  private readonly held = new Map<string, Lock | Set<Lock>>();
   /** The subscriptions to the revocation channel, once started. */
   private listening: Promise<void> | undefined;
-  /** Above this many tracked resources, released and expired locks are swept out (amortised). */
-  private sweepAt = 1_024;
   private readonly channel: string;
 
   constructor(private readonly context: RevocationContext) {
     this.channel = `${context.keyPrefix}!revoked`;
   }
 
-  /** Called for each lock handed out: it will hear of its revocation. */
+  /** Called for each lock handed out: it will hear of its revocation (the first one starts the subscriptions). */
   track(lock: Lock): void {
     if (!this.listening) void this.listen();
-    for (const resource of lock.resources) {
-      const earlier = this.held.get(resource);
-      // One lock per resource is the common case: a Set only when several share it (readers, permits).
-      if (earlier === undefined) this.held.set(resource, lock);
-      else if (earlier instanceof Set) earlier.add(lock);
-      else this.held.set(resource, new Set([earlier, lock]));
-    }
-    if (this.held.size > this.sweepAt) this.sweep();
-  }
-
-  /** Called once a lock is released. */
-  untrack(lock: Lock): void {
-    for (const resource of lock.resources) {
-      const entry = this.held.get(resource);
-      if (entry === lock) this.held.delete(resource);
-      else if (entry instanceof Set) {
-        entry.delete(lock);
-        if (entry.size === 0) this.held.delete(resource);
-      }
-    }
+    this.context.held.track(lock);
   }
 
   /**
@@ -187,49 +167,11 @@ export class Revocations {
 
   /** A revocation of `resource` was announced: every lock of this instance on it is lost. */
   private heard(resource: string, reason: string): void {
-    const entry = this.held.get(resource);
-    if (!entry) return;
-    this.held.delete(resource);
-    for (const lock of entry instanceof Set ? entry : [entry]) {
+    for (const lock of this.context.held.take(resource)) {
       if (lock.isReleased) continue;
       const error = new LockRevokedError(lock.resources, reason);
       if (lock.markLost(error)) this.context.countLost(lock, error);
     }
-  }
-
-  /** How many locks of this instance are held now (neither released nor expired); sweeps the rest out. */
-  heldCount(): number {
-    return this.heldLocks().size;
-  }
-
-  /** Locks held now by their `template` (counted when read, like {@link heldCount}). */
-  heldByTemplate(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const lock of this.heldLocks()) counts.set(lock.template, (counts.get(lock.template) ?? 0) + 1);
-    return counts;
-  }
-
-  /** Every lock held now, once (a lock of several resources is tracked under each). */
-  private heldLocks(): Set<Lock> {
-    this.sweep();
-    const seen = new Set<Lock>();
-    for (const entry of this.held.values()) {
-      if (entry instanceof Set) for (const lock of entry) seen.add(lock);
-      else seen.add(entry);
-    }
-    return seen;
-  }
-
-  /** Drops released and expired locks (a lock that was never released leaves the map here). */
-  private sweep(): void {
-    const gone = (lock: Lock) => lock.isReleased || lock.remainingTime <= 0;
-    for (const [resource, entry] of this.held) {
-      if (entry instanceof Set) {
-        for (const lock of entry) if (gone(lock)) entry.delete(lock);
-        if (entry.size === 0) this.held.delete(resource);
-      } else if (gone(entry)) this.held.delete(resource);
-    }
-    this.sweepAt = Math.max(1_024, this.held.size * 2);
   }
 }
 

@@ -1,6 +1,7 @@
 import { acquireWithRetries, failureOf } from '../acquire';
 import type { AcquirePlan } from '../acquire';
-import { InvalidArgumentError, QuorumUnavailableError, RedlockClosedError } from '../errors';
+import { InvalidArgumentError, LockBusyError, RedlockClosedError } from '../errors';
+import type { AcquireRequest } from '../nodes';
 import type { RedlockEvents } from '../events';
 import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
 import { Lock, LockOwner } from '../lock';
@@ -18,14 +19,12 @@ export interface LockingContext {
   /** Aborted by quit(): waiting acquisitions stop. */
   readonly lifetime: AbortSignal;
   readonly events: RedlockEvents;
-  /** Counters the instance reports (`Redlock.stats`). */
-  readonly stats: { wokenByRelease: number; wokenByTimer: number };
-  /** Acquisitions in progress right now (`stats.waiting` reads it): a plain counter, cheap to update. */
-  readonly inProgress: { count: number };
+  /** Counters the instance reports (`Redlock.stats`); `inProgress` counts the acquisitions under way. */
+  readonly stats: { wokenByRelease: number; wokenByTimer: number; readonly inProgress: { count: number } };
   /** The instance the locks belong to (their extend and release go there). */
   readonly issuer: LockOwner;
   /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
-  readonly onGranted: (lock: Lock) => void;
+  readonly granted: { track(lock: Lock): void };
 }
 
 /**
@@ -34,6 +33,20 @@ export interface LockingContext {
  * held by another owner is not waited for. What `acquire`, `tryAcquire`, `using` and the Nest layer run; refused
  * once the instance quit.
  */
+export function lockResources(
+  context: LockingContext,
+  resources: string[],
+  settings: CallSettings,
+  throwOnBusy: true,
+  retrySplitsOnly: boolean,
+): Promise<Lock>;
+export function lockResources(
+  context: LockingContext,
+  resources: string[],
+  settings: CallSettings,
+  throwOnBusy: boolean,
+  retrySplitsOnly: boolean,
+): Promise<Lock | null>;
 export async function lockResources(
   context: LockingContext,
   resources: string[],
@@ -42,7 +55,7 @@ export async function lockResources(
   retrySplitsOnly: boolean,
 ): Promise<Lock | null> {
   if (context.lifetime.aborted) throw new RedlockClosedError('acquire', resources);
-  const { plan, stats, events } = context;
+  const { plan, events } = context;
   const { permits } = settings;
   if (permits !== undefined && resources.length !== 1) {
     throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
@@ -50,30 +63,7 @@ export async function lockResources(
   const request = requestFor(context.keyPlan, resources, settings);
   if (request.keys.length > 1) refuseKeys(plan, request.keys);
   const began = plan.clock.now();
-  // Stops on the caller's signal or on quit(), whichever comes first.
-  const stop = eitherSignal(settings.signal, context.lifetime);
-  const attempt = (wait: number): Promise<PermitResult> =>
-    permits === undefined
-      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
-      : acquirePermit(plan, resources, request, permits, wait, stop.signal);
-  // One contender per key set in this process; the others queue locally (see LocalQueues). A single
-  // attempt (tryAcquire, wait 0) never queues. Time spent queued counts against the wait budget.
-  const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
-  let result: PermitResult;
-  context.inProgress.count++;
-  try {
-    result =
-      settings.wait > 0
-        ? await context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
-            attempt(Math.max(0, settings.wait - queuedFor)),
-          )
-        : await attempt(0);
-  } finally {
-    context.inProgress.count--;
-    stop.dispose();
-  }
-  stats.wokenByRelease += result.wokenByRelease;
-  stats.wokenByTimer += result.wokenByTimer;
+  const result = await queuedAttempts(context, resources, request, settings, retrySplitsOnly);
   const elapsed = plan.clock.now() - began;
   if (result.kind === 'acquired') {
     announceOutcome(events, result, resources, settings, elapsed, undefined);
@@ -83,19 +73,55 @@ export async function lockResources(
       context.issuer,
       plan.clock,
     );
-    context.onGranted(lock);
+    context.granted.track(lock);
     return lock;
   }
-  const failed = result;
-  const fail = () => failureOf(plan, resources, failed.attempt, failed.attempts, failed.elapsed, request);
-  if (failed.attempt.kind === 'busy') {
-    announceOutcome(events, failed, resources, settings, elapsed, undefined);
+  const failure = failureOf(plan, resources, result.attempt, result.attempts, result.elapsed, request);
+  if (failure instanceof LockBusyError) {
+    announceOutcome(events, result, resources, settings, elapsed, undefined);
     if (!throwOnBusy) return null;
-    throw fail();
+    throw failure;
   }
-  const failure = fail() as QuorumUnavailableError;
-  announceOutcome(events, failed, resources, settings, elapsed, failure.retryAfter);
+  announceOutcome(events, result, resources, settings, elapsed, failure.retryAfter);
   throw failure;
+}
+
+/**
+ * The attempts of one acquisition, a mutex's or a permit's, counted as in progress. One contender per key set
+ * in this process; the others queue locally (see LocalQueues). A single attempt (tryAcquire, wait 0) never
+ * queues. Time spent queued counts against the wait budget; the caller's signal or quit() stops it.
+ */
+async function queuedAttempts(
+  context: LockingContext,
+  resources: string[],
+  request: AcquireRequest,
+  settings: CallSettings,
+  retrySplitsOnly: boolean,
+): Promise<PermitResult> {
+  const { plan, stats } = context;
+  const { permits } = settings;
+  const stop = eitherSignal(settings.signal, context.lifetime);
+  const attempt = (wait: number): Promise<PermitResult> =>
+    permits === undefined
+      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
+      : acquirePermit(plan, resources, request, permits, wait, stop.signal);
+  const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
+  let result: PermitResult;
+  stats.inProgress.count++;
+  try {
+    result =
+      settings.wait > 0
+        ? await context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
+            attempt(Math.max(0, settings.wait - queuedFor)),
+          )
+        : await attempt(0);
+  } finally {
+    stats.inProgress.count--;
+    stop.dispose();
+  }
+  stats.wokenByRelease += result.wokenByRelease;
+  stats.wokenByTimer += result.wokenByTimer;
+  return result;
 }
 
 /** A node that cannot hold these keys together (a Redis Cluster, keys in several slots) refuses up front. */
