@@ -10,14 +10,12 @@ import {
   UsingOptions,
   normalizeResources,
   usingArguments,
-} from './core';
-import type {
-  HealthReport,
-  HoldersOptions,
-  LeadOptions,
-  LockInspection,
-  RevokeOptions,
-  RevokeOutcome,
+  type HealthReport,
+  type HoldersOptions,
+  type LeadOptions,
+  type LockInspection,
+  type RevokeOptions,
+  type RevokeOutcome,
 } from './core';
 import { LockedSections } from './locked';
 import type { Redlock } from './redis';

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildLibrary } from './package/packed-package';
+import { LIMITS, shapeFindings } from '../scripts/code-shape';
 
 /**
  * The rooms of docs/DESIGN.md §0, checked on the source: the core imports neither Nest nor ioredis nor
@@ -302,6 +303,33 @@ describe('architecture (the rooms of docs/DESIGN.md)', () => {
       const cycles = importCycles([path.join(dir, 'a.ts'), path.join(dir, 'b.ts')]);
       expect(cycles).toHaveLength(1);
       expect(cycles[0]).toHaveLength(2);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
+  it(`lib/ keeps its shape: ≤ ${LIMITS.filesPerFolder} files a folder, ≤ ${LIMITS.linesPerFile} lines a file, ≤ ${LIMITS.linesPerFunction} a function`, () => {
+    expect(shapeFindings(LIB)).toEqual([]);
+  });
+
+  it('negative control: a crowded folder, a long file and a long function are found', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shape-'));
+    try {
+      const root = path.join(dir, 'lib');
+      fs.mkdirSync(path.join(root, 'hall'), { recursive: true });
+      for (let i = 0; i <= LIMITS.filesPerFolder; i++)
+        fs.writeFileSync(path.join(root, 'hall', `f${i}.ts`), '');
+      fs.writeFileSync(path.join(root, 'long.ts'), 'export const x = 1;\n'.repeat(LIMITS.linesPerFile + 1));
+      const body = '  x++;\n'.repeat(LIMITS.linesPerFunction - 1);
+      fs.writeFileSync(path.join(root, 'fn.ts'), `let x = 0;\nexport function big() {\n${body}}\n`);
+      const found = shapeFindings(root).map((f) => `${f.kind} ${f.where} ${f.size}`);
+      expect(found.sort()).toEqual(
+        [
+          `folder lib/hall ${LIMITS.filesPerFolder + 1}`,
+          `file lib/long.ts ${LIMITS.linesPerFile + 1}`,
+          `function lib/fn.ts:2 big ${LIMITS.linesPerFunction + 1}`,
+        ].sort(),
+      );
     } finally {
       fs.rmSync(dir, { recursive: true });
     }

@@ -38,13 +38,18 @@ export function durationProblem(
   return undefined;
 }
 
-/** Throws {@link InvalidArgumentError} with {@link durationProblem}'s message, naming `name`. */
+/**
+ * Throws {@link InvalidArgumentError} with {@link durationProblem}'s message, naming `name`; `fix`, when given,
+ * is appended (an option names its default there).
+ */
 export function validateDuration(
   value: unknown,
   name: string,
   min: number,
   infinite = false,
+  fix?: string,
 ): asserts value is number {
   const problem = durationProblem(value, name, min, infinite);
-  if (problem !== undefined) throw new InvalidArgumentError(problem);
+  if (problem !== undefined)
+    throw new InvalidArgumentError(fix === undefined ? problem : `${problem} ${fix}`);
 }

@@ -2,8 +2,7 @@
  * The core's wording in one place: how values, resources and votes appear in messages, the vote constants
  * every operation reports with, and the sentences that say what to do. Errors (errors.ts) are built from these.
  */
-import type { NodeVote } from './votes';
-import { formatVotes, hintsFor } from './votes';
+import { type NodeVote, formatVotes, hintsFor } from './votes';
 
 /** A short description of a bad value for messages: `"abc" (a string)`, `-1`, `undefined`, `an object`. */
 export function describe(value: unknown): string {

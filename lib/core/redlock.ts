@@ -1,21 +1,32 @@
 import { setMaxListeners } from 'node:events';
-import { closeNodes, connectInstance } from './nodes';
+import { closeNodes, connectInstance, type LockNode, type ReadyState } from './nodes';
 import { validateDuration } from './durations';
 import { InvalidArgumentError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
-import { extendLock } from './hold';
-import { HealthReport, probeNodes } from './operate';
-import { LockInspection, holdersOptions, inspectResource, listHolders, oneResource } from './operate';
-import type { RedlockInternals } from './instance';
-import type { RedlockStats } from './stats';
-import { InstanceParts, nodesOf } from './instance';
-import { LeadOptions, runLeadership } from './primitives';
-import { Lock, LockOwner, ReleaseResult } from './lock';
-import type { LockNode, ReadyState } from './nodes';
-import { lockResources } from './primitives';
-import * as messages from './messages';
-import type { AcquireOptions, CallSettings, RedlockOptions, ResolvedOptions, UsingOptions } from './options';
+import { extendLock, runUnderLock } from './hold';
 import {
+  HealthReport,
+  probeNodes,
+  LockInspection,
+  holdersOptions,
+  inspectResource,
+  listHolders,
+  oneResource,
+  type HoldersOptions,
+  type RevokeOptions,
+  type RevokeOutcome,
+} from './operate';
+import { type RedlockInternals, InstanceParts, nodesOf } from './instance';
+import type { RedlockStats } from './stats';
+import { LeadOptions, runLeadership, lockResources } from './primitives';
+import { Lock, LockOwner, ReleaseResult } from './lock';
+import * as messages from './messages';
+import {
+  type AcquireOptions,
+  type CallSettings,
+  type RedlockOptions,
+  type ResolvedOptions,
+  type UsingOptions,
   ACQUIRE_OPTION_KEYS,
   USING_OPTION_KEYS,
   guardWindowOf,
@@ -24,8 +35,6 @@ import {
   usingArguments,
 } from './options';
 import { normalizeResources } from './resources';
-import type { HoldersOptions, RevokeOptions, RevokeOutcome } from './operate';
-import { runUnderLock } from './hold';
 import type { SectionPort } from './instance-sections';
 
 /**

@@ -196,31 +196,8 @@ function parseTemplate(template: string, where: string, declaredParams: number |
       i++;
       continue;
     }
-    const start = i++;
-    const digitsStart = i;
-    while (i < n && isDigit(template.charCodeAt(i))) i++;
-    if (i === digitsStart) fail(i, "expected an argument index (0, 1, 2, ...) after '<'");
-    if (i - digitsStart > 1 && template[digitsStart] === '0')
-      fail(digitsStart, 'argument index has a leading zero');
-    const index = Number(template.slice(digitsStart, i));
-    if (!Number.isSafeInteger(index)) fail(digitsStart, 'argument index is too large');
-    const path: string[] = [];
-    while (template[i] === '.') {
-      const segmentStart = ++i;
-      if (i < n && isIdentifierStart(template.charCodeAt(i))) {
-        i++;
-        while (i < n && isIdentifierPart(template.charCodeAt(i))) i++;
-      }
-      if (i === segmentStart) fail(i, "expected a property name (letters, digits, '_' or '$') after '.'");
-      const segment = template.slice(segmentStart, i);
-      if (FORBIDDEN_SEGMENTS.has(segment))
-        fail(segmentStart, `'${segment}' is not allowed in a property path`);
-      path.push(segment);
-    }
-    if (i >= n) fail(start, "unclosed placeholder (expected '>')");
-    if (template[i] !== '>')
-      fail(i, path.length === 0 ? "expected a digit, '.' or '>'" : "expected '.' or '>'");
-    const text = template.slice(start, ++i);
+    const { index, path, text, end } = readPlaceholder(template, i, fail);
+    i = end;
     if (declaredParams !== undefined && index >= declaredParams) {
       throw invalid(messages.indexPastParams(where, template, text, index, declaredParams));
     }
@@ -246,6 +223,43 @@ function parseTemplate(template: string, where: string, declaredParams: number |
   }
   const escape = separators === '' ? BASE_TABLE : escapeTable(separators);
   return { template, literals, placeholders, escape };
+}
+
+/**
+ * Reads the placeholder that starts at `start` (its '<'): `<index>` or `<index.path.to.property>`. Returns it
+ * and the position after its '>'; `fail` throws a syntax error at a position.
+ */
+function readPlaceholder(
+  template: string,
+  start: number,
+  fail: (position: number, problem: string) => never,
+): Placeholder & { end: number } {
+  const n = template.length;
+  let i = start + 1;
+  const digitsStart = i;
+  while (i < n && isDigit(template.charCodeAt(i))) i++;
+  if (i === digitsStart) fail(i, "expected an argument index (0, 1, 2, ...) after '<'");
+  if (i - digitsStart > 1 && template[digitsStart] === '0')
+    fail(digitsStart, 'argument index has a leading zero');
+  const index = Number(template.slice(digitsStart, i));
+  if (!Number.isSafeInteger(index)) fail(digitsStart, 'argument index is too large');
+  const path: string[] = [];
+  while (template[i] === '.') {
+    const segmentStart = ++i;
+    if (i < n && isIdentifierStart(template.charCodeAt(i))) {
+      i++;
+      while (i < n && isIdentifierPart(template.charCodeAt(i))) i++;
+    }
+    if (i === segmentStart) fail(i, "expected a property name (letters, digits, '_' or '$') after '.'");
+    const segment = template.slice(segmentStart, i);
+    if (FORBIDDEN_SEGMENTS.has(segment)) fail(segmentStart, `'${segment}' is not allowed in a property path`);
+    path.push(segment);
+  }
+  if (i >= n) fail(start, "unclosed placeholder (expected '>')");
+  if (template[i] !== '>')
+    fail(i, path.length === 0 ? "expected a digit, '.' or '>'" : "expected '.' or '>'");
+  const end = i + 1;
+  return { index, path, text: template.slice(start, end), end };
 }
 
 function isDigit(c: number): boolean {

@@ -8,8 +8,12 @@ import {
   formatResources,
   normalizeResources,
   withTimeout,
+  type CallSettings,
+  type RedlockCore,
+  type RedlockLogger,
+  type SectionLockRequest,
+  type SectionPort,
 } from '../core';
-import type { CallSettings, RedlockCore, RedlockLogger, SectionLockRequest, SectionPort } from '../core';
 import * as messages from './locked.messages';
 import { currentLock, heldInChain, runInChain } from './call-chain';
 import { HeldLocks } from './held-locks';

@@ -1,10 +1,9 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { InvalidArgumentError, LockNode, describe, readOptions } from '../core';
 import { ioredis, nodeRedis } from './script-node';
-import { ioredisOptionKeys } from './ioredis';
+import { ioredisOptionKeys, IoredisLockNode, describeClient } from './ioredis';
 import { checkNodeOptions, checkNodeUrl } from './node-address';
 import { unusableNode } from './node-list';
-import { IoredisLockNode, describeClient } from './ioredis';
 import {
   NodeRedisClientLike,
   NodeRedisClusterLike,
@@ -263,7 +262,7 @@ export function isRedisClient(value: object): value is Redis {
 /**
  * Nodes at the same address are the same node, whatever the database number or the spelling of the host:
  * its case, a trailing dot, or one of the loopback names. Other aliases (0.0.0.0, a DNS alias, a proxy) are
- * recognised once connected, by the server's run_id (core/connect.ts: a warning).
+ * recognised once connected, by the server's run_id (core/nodes/connect.ts: a warning).
  */
 function identityOf(node: LockNode): string {
   const name = (node instanceof IoredisLockNode ? describeClient(node.client) : node.name).toLowerCase();

@@ -1,5 +1,9 @@
-import { InvalidArgumentError } from '../core';
-import type { RedlockEventMap, RedlockEventName, RedlockStats } from '../core';
+import {
+  InvalidArgumentError,
+  type RedlockEventMap,
+  type RedlockEventName,
+  type RedlockStats,
+} from '../core';
 
 /**
  * OpenTelemetry for locks, from the typed events: spans for acquire, extend and release (with their outcome
@@ -91,7 +95,18 @@ export function instrumentRedlock(
     options.tracer === false ? undefined : (options.tracer ?? requiredApi().trace.getTracer(SCOPE));
   const meter =
     options.meter === false ? undefined : (options.meter ?? requiredApi().metrics.getMeter(SCOPE));
-  const withResources = options.resourceAttribute === true;
+  const instruments = instrumentsOf(meter);
+  const span = spanRecorder(tracer, options.resourceAttribute === true);
+  const gauges = observeStats(meter, source.stats);
+  const stops = listen(source, instruments, span);
+  return () => {
+    for (const stop of stops) stop();
+    gauges();
+  };
+}
+
+/** The histograms and counters of {@link instrumentRedlock} (none without a meter). */
+function instrumentsOf(meter: MeterLike | undefined) {
   const waited = meter?.createHistogram('redlock.acquire.duration', {
     description: 'How long acquisitions took, all attempts included, by outcome',
     unit: 'ms',
@@ -113,15 +128,22 @@ export function instrumentRedlock(
   const revoked = meter?.createCounter('redlock.lock.revocations', {
     description: 'Locks this instance revoked',
   });
-  const gauges = observeStats(meter, source.stats);
+  return { waited, held, busy, unavailable, lost, nodeErrors, revoked };
+}
 
-  const span = (
-    name: string,
-    elapsed: number,
-    resources: readonly string[],
-    attributes: Record<string, string | number | boolean>,
-    error?: string,
-  ) => {
+type Instruments = ReturnType<typeof instrumentsOf>;
+
+/** Records one span of a finished operation, `elapsed` ms long, ending now (nothing without a tracer). */
+type SpanRecorder = (
+  name: string,
+  elapsed: number,
+  resources: readonly string[],
+  attributes: Record<string, string | number | boolean>,
+  error?: string,
+) => void;
+
+function spanRecorder(tracer: TracerLike | undefined, withResources: boolean): SpanRecorder {
+  return (name, elapsed, resources, attributes, error) => {
     if (!tracer) return;
     const end = Date.now();
     const all = withResources ? { ...attributes, 'redlock.resources': resources.join(',') } : attributes;
@@ -129,8 +151,12 @@ export function instrumentRedlock(
     if (error) started.setStatus({ code: STATUS_ERROR, message: error });
     started.end(end);
   };
+}
 
-  const stops = [
+/** Subscribes the instruments and spans to `source`'s events; returns the functions that unsubscribe. */
+function listen(source: RedlockEventSource, instruments: Instruments, span: SpanRecorder): (() => void)[] {
+  const { waited, held, busy, unavailable, lost, nodeErrors, revoked } = instruments;
+  return [
     source.on('acquired', (e) => {
       waited?.record(e.elapsed, { 'redlock.outcome': 'acquired', ...kindOf(e) });
       span('redlock.acquire', e.elapsed, e.resources, {
@@ -180,10 +206,6 @@ export function instrumentRedlock(
       nodeErrors?.add(1, { 'redlock.node': e.node, 'redlock.operation': e.operation }),
     ),
   ];
-  return () => {
-    for (const stop of stops) stop();
-    gauges();
-  };
 }
 
 /**

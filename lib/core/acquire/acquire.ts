@@ -5,60 +5,26 @@ import {
   QuorumUnavailableError,
   RedlockClosedError,
 } from '../errors';
-import { Answer, NodeGroup, askNodes, votesOf } from '../nodes';
+import {
+  Answer,
+  NodeGroup,
+  askNodes,
+  votesOf,
+  type AcquireReply,
+  type AcquireRequest,
+  type LockNode,
+  callNode,
+  checkedAcquireReply,
+  checkedFlag,
+} from '../nodes';
 import { OwnerClaim, nextOwnerValue } from '../lock';
-import type { AcquireReply, AcquireRequest, LockNode } from '../nodes';
 import * as messages from '../messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from '../votes';
 import { releaseOnAll } from '../release';
-import { callNode, checkedAcquireReply, checkedFlag } from '../nodes';
 import { ReleaseWaiter } from './release-waiter';
-import { backoffDelay, nextDelay } from './retry';
+import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
+import { type RetryPoint, guardWaitOf, isSplit, retryDelay } from './retry';
 import { driftOf, validUntil } from '../validity';
-
-/** What an acquisition works with beyond its nodes: the retry policy. Values only, built once per instance. */
-export interface AcquirePlan extends NodeGroup {
-  readonly retryDelay: number;
-  readonly maxRetryDelay: number;
-  /** Returns a number in [0, 1): backoff jitter. */
-  readonly random: () => number;
-  /** @internal Test-only (negative controls): hand out locks even when no validity is left. */
-  readonly unsafeSkipValidityCheck: boolean;
-  /**
-   * @internal Test-only (negative control of docs/DESIGN.md §7): every attempt of an acquisition reuses the
-   * first attempt's owner value, as the code did before per-attempt owners.
-   */
-  readonly unsafeReuseOwner: boolean;
-}
-
-/** The result of one acquisition attempt. */
-export type Attempt =
-  | { readonly kind: 'acquired'; readonly deadline: number; readonly token: number | undefined }
-  | {
-      readonly kind: 'busy' | 'unavailable';
-      readonly votes: NodeVote[];
-      readonly holderTtl: number | undefined;
-      readonly detail?: string;
-    }
-  | { readonly kind: 'expired'; readonly votes: NodeVote[]; readonly elapsed: number };
-
-/** How one acquisition ended, and how its waits between attempts ended (for `stats`). */
-export type AcquisitionResult = (
-  | {
-      readonly kind: 'acquired';
-      readonly attempt: Extract<Attempt, { kind: 'acquired' }>;
-      readonly attempts: number;
-      /** The winning attempt's owner value (each attempt has its own, docs/DESIGN.md §7) and its claim. */
-      readonly owner: string;
-      readonly claim: OwnerClaim;
-    }
-  | {
-      readonly kind: 'failed';
-      readonly attempt: Exclude<Attempt, { kind: 'acquired' }>;
-      readonly attempts: number;
-      readonly elapsed: number;
-    }
-) & { readonly wokenByRelease: number; readonly wokenByTimer: number };
 
 /**
  * Attempts until one succeeds or the wait budget is spent (docs/DESIGN.md §1). Between attempts on a busy
@@ -96,15 +62,7 @@ export async function acquireWithRetries(
       const claim: OwnerClaim = { abandoned: false };
       const attempt = await attemptAcquire(plan, current, claim);
       if (attempt.kind === 'acquired') {
-        return {
-          kind: 'acquired',
-          attempt,
-          attempts,
-          owner: current.owner,
-          claim,
-          wokenByRelease: waiter ? waiter.wokenByRelease : 0,
-          wokenByTimer: waiter ? waiter.wokenByTimer : 0,
-        };
+        return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
       // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
       claim.abandoned = !plan.unsafeReuseOwner;
@@ -121,44 +79,10 @@ export async function acquireWithRetries(
       );
 
       const elapsed = clock.now() - began;
-      const budget = wait - elapsed;
-      // A split vote: we won some nodes, other contenders won others, nobody a quorum. Everyone releases and
-      // retries; a randomised, growing backoff (deaf to the others' release announcements) breaks the tie.
-      const split = attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
-      let delay: number | undefined;
-      let guardWait: number | undefined;
-      // A lock another owner holds on a quorum is final when only split votes are worth retrying.
-      if (budget <= 0 || (retrySplitsOnly && attempt.kind === 'busy' && !split)) delay = undefined;
-      else if (split) {
-        splits++;
-        await waiter.subscribe();
-        delay = Math.min(budget, plan.random() * Math.max(1, plan.retryDelay) * 2 ** Math.min(splits, 5));
-      } else if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
-        // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
-        // subscribing, try once more at once: the holder may have released before the subscription was active.
-        // Held by readers: come back before this writer's intent (renewed by each attempt) lapses (§15).
-        const readers = attempt.votes.some((vote) => vote.outcome === 'busy' && vote.readers === true);
-        const cap = readers && request.intentTtl ? request.intentTtl / 2 : Infinity;
-        delay = waiter.justSubscribed ? 0 : Math.min(budget, cap, holderDelay(attempt.holderTtl, plan));
-      } else if (
-        attempt.kind === 'unavailable' &&
-        !attempt.votes.some(isFailure) &&
-        (guardWait = guardWaitOf(attempt.votes, plan.quorum))
-      ) {
-        // Only the restart guard keeps the quorum away, for a known time: wait it out when the budget allows,
-        // or give up at once (the error says when it ends). With failing nodes too, back off as usual: they
-        // may come back sooner.
-        // (Uptime is known in whole seconds: the refusal may end up to a second later than it says.)
-        delay =
-          guardWait <= budget + GUARD_GRANULARITY
-            ? Math.min(budget, guardWait + 1 + plan.random() * Math.min(plan.retryDelay, 5))
-            : undefined;
-      } else if (waiter.announced) {
-        delay = Math.min(budget, Math.max(waiter.quietFor, plan.random() * Math.min(plan.retryDelay, 5)));
-      } else {
-        const backoff = backoffDelay(attempts, plan.retryDelay, plan.maxRetryDelay, plan.random);
-        delay = nextDelay(backoff, budget, attempt.kind === 'expired' ? undefined : attempt.holderTtl);
-      }
+      const split = isSplit(attempt);
+      if (split) splits++;
+      const point: RetryPoint = { attempt, attempts, splits, split, budget: wait - elapsed };
+      const delay = await retryDelay(plan, request, waiter, point, retrySplitsOnly);
       if (delay === undefined) {
         claim.abandoned = true;
         await releaseOnAll(plan, current.keys, current.owner, readersOf(current));
@@ -260,25 +184,6 @@ export function failureOf(
   return new QuorumUnavailableError(resources, attempt.votes, attempts, plan.quorum, detail, retryAfter);
 }
 
-/**
- * How long until a quorum is past the restart guard, when refusals are what kept it away: the quorum-th
- * shortest wait over the nodes (0 for nodes that answered, none for nodes that failed). Undefined otherwise.
- */
-export function guardWaitOf(votes: readonly NodeVote[], quorum: number): number | undefined {
-  if (!votes.some((vote) => vote.outcome === 'refused')) return undefined;
-  const waits = votes
-    .map((vote) =>
-      vote.outcome === 'refused'
-        ? (vote.guardRemaining ?? Infinity)
-        : vote.outcome === 'error' || vote.outcome === 'timeout'
-          ? Infinity
-          : 0,
-    )
-    .sort((a, b) => a - b);
-  const wait = waits[quorum - 1];
-  return wait !== undefined && Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
-}
-
 /** Contention when enough nodes answered for a quorum to be possible; otherwise the nodes are the problem. */
 function classify(plan: NodeGroup, votes: NodeVote[]): Attempt {
   let busy = 0;
@@ -324,19 +229,11 @@ export function throwIfAborted(signal: AbortSignal | undefined, resources: reado
   throw new AcquireAbortedError(resources, signal.reason);
 }
 
-/** How long to wait for a holder whose keys expire in `holderTtl` ms; unknown ttl: the longest backoff. */
-export function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
-  const jitter = plan.random() * Math.min(plan.retryDelay, 5);
-  return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
-}
-
 /** A read lock's readers sets (what its fence, extend and release act on); undefined for a writer. */
 export function readersOf(request: AcquireRequest): readonly string[] | undefined {
   return request.mode === 'read' ? request.readerKeys : undefined;
 }
 
-/** Nodes report uptime in whole seconds. */
-const GUARD_GRANULARITY = 1_000;
 /** The shortest gap between two attempts that release announcements trigger, in ms (see ReleaseWaiter). */
 const MIN_RELEASE_GAP = 5;
 
@@ -344,10 +241,6 @@ const NO_WAKES = Object.freeze({ wokenByRelease: 0, wokenByTimer: 0 });
 
 function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; wokenByTimer: number } {
   return waiter ? { wokenByRelease: waiter.wokenByRelease, wokenByTimer: waiter.wokenByTimer } : NO_WAKES;
-}
-
-function isFailure(vote: NodeVote): boolean {
-  return vote.outcome === 'error' || vote.outcome === 'timeout';
 }
 
 function isAcquired(reply: AcquireReply): boolean {

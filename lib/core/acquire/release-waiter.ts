@@ -1,6 +1,5 @@
 import type { Clock, Timer } from '../clock';
-import type { LockNode, ReleaseListener } from '../nodes';
-import { callNode } from '../nodes';
+import { type LockNode, type ReleaseListener, callNode } from '../nodes';
 
 /**
  * The release announcements one acquisition listens to (on every node that offers `watch`), and the sleep

@@ -1,3 +1,8 @@
+import type { NodeVote } from '../errors';
+import type { AcquireRequest } from '../nodes';
+import type { AcquirePlan, Attempt } from './plan';
+import type { ReleaseWaiter } from './release-waiter';
+
 /**
  * The delay before retry number `attempt` (1 = the first retry): `retryDelay × 5^(attempt−1)`, capped at
  * `maxRetryDelay`, then scaled by a random factor in [0.5, 1.5) so that competing waiters spread out
@@ -27,4 +32,100 @@ export function nextDelay(
   let delay = backoff;
   if (holderTtl !== undefined && holderTtl >= 0 && holderTtl + 1 < delay) delay = holderTtl + 1;
   return Math.min(delay, remainingBudget);
+}
+
+/** Where an acquisition stands after a failed attempt. */
+export interface RetryPoint {
+  readonly attempt: Exclude<Attempt, { kind: 'acquired' }>;
+  /** Attempts so far, and how many of them were split votes. */
+  readonly attempts: number;
+  readonly splits: number;
+  /** This attempt was a split vote: we won some nodes, other contenders won others, nobody a quorum. */
+  readonly split: boolean;
+  /** What is left of the wait budget, in ms. */
+  readonly budget: number;
+}
+
+/** A split vote: some node said yes to this attempt, yet it is busy. */
+export function isSplit(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolean {
+  return attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
+}
+
+/**
+ * How long to wait before the next attempt, or `undefined` to give up (docs/DESIGN.md §1). A split vote backs
+ * off randomly, growing (deaf to the others' release announcements), so the tie breaks; a busy lock waits for
+ * its release announcement or its holder's ttl; a quorum kept away by the restart guard only is waited out
+ * when the budget allows; otherwise jittered exponential backoff.
+ */
+export async function retryDelay(
+  plan: AcquirePlan,
+  request: AcquireRequest,
+  waiter: ReleaseWaiter,
+  { attempt, attempts, splits, split, budget }: RetryPoint,
+  retrySplitsOnly: boolean,
+): Promise<number | undefined> {
+  // A lock another owner holds on a quorum is final when only split votes are worth retrying.
+  if (budget <= 0 || (retrySplitsOnly && attempt.kind === 'busy' && !split)) return undefined;
+  if (split) {
+    await waiter.subscribe();
+    return Math.min(budget, plan.random() * Math.max(1, plan.retryDelay) * 2 ** Math.min(splits, 5));
+  }
+  if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
+    // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
+    // subscribing, try once more at once: the holder may have released before the subscription was active.
+    // Held by readers: come back before this writer's intent (renewed by each attempt) lapses (§15).
+    const readers = attempt.votes.some((vote) => vote.outcome === 'busy' && vote.readers === true);
+    const cap = readers && request.intentTtl ? request.intentTtl / 2 : Infinity;
+    return waiter.justSubscribed ? 0 : Math.min(budget, cap, holderDelay(attempt.holderTtl, plan));
+  }
+  const guardWait =
+    attempt.kind === 'unavailable' && !attempt.votes.some(isFailure)
+      ? guardWaitOf(attempt.votes, plan.quorum)
+      : undefined;
+  if (guardWait) {
+    // Only the restart guard keeps the quorum away, for a known time: wait it out when the budget allows,
+    // or give up at once (the error says when it ends). With failing nodes too, back off as usual: they
+    // may come back sooner.
+    // (Uptime is known in whole seconds: the refusal may end up to a second later than it says.)
+    return guardWait <= budget + GUARD_GRANULARITY
+      ? Math.min(budget, guardWait + 1 + plan.random() * Math.min(plan.retryDelay, 5))
+      : undefined;
+  }
+  if (waiter.announced) {
+    return Math.min(budget, Math.max(waiter.quietFor, plan.random() * Math.min(plan.retryDelay, 5)));
+  }
+  const backoff = backoffDelay(attempts, plan.retryDelay, plan.maxRetryDelay, plan.random);
+  return nextDelay(backoff, budget, attempt.kind === 'expired' ? undefined : attempt.holderTtl);
+}
+
+/**
+ * How long until a quorum is past the restart guard, when refusals are what kept it away: the quorum-th
+ * shortest wait over the nodes (0 for nodes that answered, none for nodes that failed). Undefined otherwise.
+ */
+export function guardWaitOf(votes: readonly NodeVote[], quorum: number): number | undefined {
+  if (!votes.some((vote) => vote.outcome === 'refused')) return undefined;
+  const waits = votes
+    .map((vote) =>
+      vote.outcome === 'refused'
+        ? (vote.guardRemaining ?? Infinity)
+        : vote.outcome === 'error' || vote.outcome === 'timeout'
+          ? Infinity
+          : 0,
+    )
+    .sort((a, b) => a - b);
+  const wait = waits[quorum - 1];
+  return wait !== undefined && Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined;
+}
+
+/** How long to wait for a holder whose keys expire in `holderTtl` ms; unknown ttl: the longest backoff. */
+export function holderDelay(holderTtl: number | undefined, plan: AcquirePlan): number {
+  const jitter = plan.random() * Math.min(plan.retryDelay, 5);
+  return (holderTtl === undefined || holderTtl < 0 ? plan.maxRetryDelay : holderTtl + 1) + jitter;
+}
+
+/** Nodes report uptime in whole seconds. */
+const GUARD_GRANULARITY = 1_000;
+
+export function isFailure(vote: NodeVote): boolean {
+  return vote.outcome === 'error' || vote.outcome === 'timeout';
 }

@@ -1,12 +1,18 @@
 import type { Timer } from '../clock';
 import { LockLostError, type NodeVote } from '../errors';
 import { extensionOutcome } from './extend';
-import { type NodeGroup, toError } from '../nodes';
+import {
+  type NodeGroup,
+  toError,
+  type ExtendItem,
+  type LockNode,
+  NodeContractError,
+  callNode,
+  checkedFlag,
+} from '../nodes';
 import type { Lock } from '../lock';
-import type { ExtendItem, LockNode } from '../nodes';
 import * as messages from '../messages';
 import { EXTENDED, NOT_OWNER } from '../votes';
-import { NodeContractError, callNode, checkedFlag } from '../nodes';
 
 /** What one lock's renewal in a batch came to: undefined when renewed, else the error `extend()` would throw. */
 export type RenewalOutcome = Error | undefined;
@@ -53,7 +59,7 @@ function refusalOf(lock: Lock, now: number): Error | undefined {
 
 /**
  * A batch waits one node timeout per this many locks: the most locks the Redis adapter renews in one script
- * call (lib/redis/renewal-batches.ts), which a node runs one after another.
+ * call (lib/redis/script-node/renewal-batches.ts), which a node runs one after another.
  */
 const LOCKS_PER_WAIT = 250;
 

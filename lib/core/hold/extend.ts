@@ -1,10 +1,8 @@
 import { LockLostError, QuorumUnavailableError, type NodeVote } from '../errors';
-import { NodeGroup, askNodes, votesOf } from '../nodes';
+import { NodeGroup, askNodes, votesOf, type LockNode, checkedFlag } from '../nodes';
 import type { Lock } from '../lock';
 import * as messages from '../messages';
 import { EXTENDED, NOT_OWNER } from '../votes';
-import type { LockNode } from '../nodes';
-import { checkedFlag } from '../nodes';
 import { validateTtl } from '../options';
 import { validUntil } from '../validity';
 

@@ -4,7 +4,7 @@
  */
 export { extendBatch } from './extend-batch';
 export { extendLock } from './extend';
+export { HeldLockRegistry } from './held-lock-registry';
 export { Renewals } from './renewals';
 export { runUnderLock } from './run-under-lock';
 export type { LockHost } from './run-under-lock';
-export { HeldLockRegistry } from './held-lock-registry';

@@ -51,7 +51,8 @@ export function askNodes<T, R = T>(
   plan: OperationPlan<T>,
   check?: (node: LockNode, reply: R) => T,
 ): Promise<FanOutResult<T>> {
-  return collect(group.nodes, call, plan, group.clock, group.nodeTimeout, operation, group, undefined, check);
+  const { nodes, clock, nodeTimeout: timeout } = group;
+  return collect({ nodes, call, plan, clock, timeout, method: operation, group, check });
 }
 
 /** How a fan-out decides. */
@@ -99,110 +100,120 @@ export function fanOut<T>(
   call: (node: LockNode, index: number) => Promise<T>,
   plan: FanOutPlan<T>,
 ): Promise<FanOutResult<T>> {
-  return collect(
-    nodes,
-    call,
-    plan,
-    plan.clock,
-    plan.timeout,
-    plan.method ?? 'call',
-    undefined,
-    plan.onError,
-    undefined,
-  );
+  const { clock, timeout, onError } = plan;
+  return collect({ nodes, call, plan, clock, timeout, method: plan.method ?? 'call', onError });
 }
 
 /**
- * The fan-out itself. Node errors go to `group`'s `node-error` event (askNodes) or to `onError` (fanOut):
+ * One fan-out's inputs. Node errors go to `group`'s `node-error` event (askNodes) or to `onError` (fanOut):
  * nothing is built per call for either. `check`, when given, turns each raw reply into the answer's value.
  */
-function collect<T, R>(
-  nodes: readonly LockNode[],
-  call: (node: LockNode, index: number) => Promise<R>,
-  plan: Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>,
-  clock: Clock,
-  timeout: number,
-  method: string,
-  group: NodeGroup | undefined,
-  onError: ((index: number, error: Error) => void) | undefined,
-  check: ((node: LockNode, reply: R) => T) | undefined,
-): Promise<FanOutResult<T>> {
-  return new Promise((resolve) => {
-    const total = nodes.length;
-    const answers: (Answer<T> | undefined)[] = new Array(total).fill(undefined);
-    const { needed, waitForAll } = plan;
-    let yes = 0;
-    let no = 0;
-    let done = false;
+interface FanOutSpec<T, R> {
+  readonly nodes: readonly LockNode[];
+  readonly call: (node: LockNode, index: number) => Promise<R>;
+  readonly plan: OperationPlan<T>;
+  readonly clock: Clock;
+  readonly timeout: number;
+  readonly method: string;
+  readonly group?: NodeGroup;
+  readonly onError?: (index: number, error: Error) => void;
+  readonly check?: (node: LockNode, reply: R) => T;
+}
 
-    const finish = (success: boolean, unanswered: Answer<T>): void => {
-      done = true;
-      timer.cancel();
-      for (let i = 0; i < total; i++) if (answers[i] === undefined) answers[i] = unanswered;
-      resolve({ answers: answers as Answer<T>[], yes, success });
-    };
-    const record = (index: number, answer: Answer<T>): void => {
-      // Answers from nodes that already timed out, or arrive after the decision, go to onLate.
-      if (done || answers[index] !== undefined) {
-        plan.onLate?.(index, answer);
-        return;
+function collect<T, R>(spec: FanOutSpec<T, R>): Promise<FanOutResult<T>> {
+  return new Promise((resolve) => new FanOut(spec, resolve));
+}
+
+/** The fan-out itself: asks every node at once, counts the answers as they come, resolves once decided. */
+class FanOut<T, R> {
+  private readonly answers: (Answer<T> | undefined)[];
+  private yes = 0;
+  private no = 0;
+  private done = false;
+  private readonly timer: Timer;
+
+  constructor(
+    private readonly spec: FanOutSpec<T, R>,
+    private readonly resolve: (result: FanOutResult<T>) => void,
+  ) {
+    const total = spec.nodes.length;
+    this.answers = new Array(total).fill(undefined);
+    this.timer = spec.clock.setTimeout(() => {
+      if (!this.done) this.finish(this.yes >= spec.plan.needed, TIMED_OUT);
+    }, spec.timeout);
+    for (let i = 0; i < total; i++) this.ask(i);
+  }
+
+  /** Asks node `index`: a node that throws or returns a non-Promise is that node's error, never the fan-out's. */
+  private ask(index: number): void {
+    const { nodes, call, method, check } = this.spec;
+    const node = nodes[index];
+    let pending: unknown;
+    try {
+      pending = call(node, index);
+      // Reading `then` may run a hostile getter: inside the try.
+      if (!isThenable(pending)) {
+        pending = Promise.reject(
+          new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
+        );
       }
-      answers[index] = answer;
-      plan.onAnswer?.(index, answer);
-      if (answer.status === 'value' && plan.isYes(answer.value)) yes++;
-      else no++;
-      if (waitForAll) {
-        if (yes + no === total) finish(yes >= needed, PENDING);
-      } else if (yes >= needed) finish(true, PENDING);
-      else if (total - no < needed) finish(false, PENDING);
-    };
-    const fail = (index: number, error: unknown): void => {
-      const cause = toError(error);
-      if (group) {
-        if (group.events.has('node-error'))
-          group.events.emit('node-error', {
-            node: nodes[index].name,
-            operation: method as NodeOperation,
-            error: cause,
-          });
-      } else onError?.(index, cause);
-      record(index, { status: 'error', error: cause });
-    };
-
-    const timer: Timer = clock.setTimeout(() => {
-      if (!done) finish(yes >= needed, TIMED_OUT);
-    }, timeout);
-
-    for (let i = 0; i < total; i++) {
-      // A node that throws or returns a non-Promise is that node's error, never the whole fan-out's.
-      const node = nodes[i];
-      let pending: unknown;
-      try {
-        pending = call(node, i);
-        // Reading `then` may run a hostile getter: inside the try.
-        if (!isThenable(pending)) {
-          pending = Promise.reject(
-            new NodeContractError(node.name, method, `returned ${describe(pending)} instead of a Promise`),
-          );
-        }
-      } catch (error) {
-        pending = Promise.reject(error);
-      }
-      // Promise.resolve reads `then` once more, turning a throwing getter into a rejection.
-      Promise.resolve(pending as PromiseLike<R>).then(
-        (reply) => {
-          let value: T;
-          try {
-            value = check ? check(node, reply) : (reply as unknown as T);
-          } catch (error) {
-            return fail(i, error);
-          }
-          record(i, { status: 'value', value });
-        },
-        (error: unknown) => fail(i, error),
-      );
+    } catch (error) {
+      pending = Promise.reject(error);
     }
-  });
+    // Promise.resolve reads `then` once more, turning a throwing getter into a rejection.
+    Promise.resolve(pending as PromiseLike<R>).then(
+      (reply) => {
+        let value: T;
+        try {
+          value = check ? check(node, reply) : (reply as unknown as T);
+        } catch (error) {
+          return this.fail(index, error);
+        }
+        this.record(index, { status: 'value', value });
+      },
+      (error: unknown) => this.fail(index, error),
+    );
+  }
+
+  private record(index: number, answer: Answer<T>): void {
+    const { plan } = this.spec;
+    // Answers from nodes that already timed out, or arrive after the decision, go to onLate.
+    if (this.done || this.answers[index] !== undefined) {
+      plan.onLate?.(index, answer);
+      return;
+    }
+    this.answers[index] = answer;
+    plan.onAnswer?.(index, answer);
+    if (answer.status === 'value' && plan.isYes(answer.value)) this.yes++;
+    else this.no++;
+    const total = this.answers.length;
+    if (plan.waitForAll) {
+      if (this.yes + this.no === total) this.finish(this.yes >= plan.needed, PENDING);
+    } else if (this.yes >= plan.needed) this.finish(true, PENDING);
+    else if (total - this.no < plan.needed) this.finish(false, PENDING);
+  }
+
+  private fail(index: number, error: unknown): void {
+    const { group, nodes, method, onError } = this.spec;
+    const cause = toError(error);
+    if (group) {
+      if (group.events.has('node-error'))
+        group.events.emit('node-error', {
+          node: nodes[index].name,
+          operation: method as NodeOperation,
+          error: cause,
+        });
+    } else onError?.(index, cause);
+    this.record(index, { status: 'error', error: cause });
+  }
+
+  private finish(success: boolean, unanswered: Answer<T>): void {
+    this.done = true;
+    this.timer.cancel();
+    const { answers } = this;
+    for (let i = 0; i < answers.length; i++) if (answers[i] === undefined) answers[i] = unanswered;
+    this.resolve({ answers: answers as Answer<T>[], yes: this.yes, success });
+  }
 }
 
 /** The number of yes votes that makes a majority of `total` nodes. */

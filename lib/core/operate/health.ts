@@ -1,8 +1,6 @@
 import type { Clock } from '../clock';
-import { fanOut } from '../nodes';
-import type { LockNode } from '../nodes';
+import { fanOut, type LockNode, NodeContractError, callNode } from '../nodes';
 import { describe } from '../messages';
-import { NodeContractError, callNode } from '../nodes';
 
 /** One node's health, as {@link probeNodes} saw it. */
 export interface NodeHealth {

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { NodeGroup } from '../nodes';
+import { type NodeGroup, type KeyReading, type LockNode, type NodeReading, callNode } from '../nodes';
 import { withTimeout } from '../clock';
 import { InvalidArgumentError } from '../errors';
 import { ownerOf } from '../lock';
-import type { KeyReading, LockNode, NodeReading } from '../nodes';
 import { describe } from '../messages';
-import { callNode } from '../nodes';
 import { MAX_PERMITS, rejectUnknownKeys } from '../options';
 import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from '../primitives';

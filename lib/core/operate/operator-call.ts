@@ -1,7 +1,5 @@
 import { withTimeout } from '../clock';
-import type { NodeGroup } from '../nodes';
-import type { LockNode } from '../nodes';
-import { callNode } from '../nodes';
+import { type NodeGroup, type LockNode, callNode } from '../nodes';
 
 /**
  * One call of an operator's operation (inspecting, revoking) on `node`, bounded: operations off the lock's clock

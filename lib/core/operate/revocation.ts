@@ -1,16 +1,13 @@
 import { InvalidArgumentError, LockLostError, LockRevokedError } from '../errors';
 import type { RedlockEvents } from '../events';
-import type { NodeGroup } from '../nodes';
+import { type NodeGroup, type LockNode, callNode } from '../nodes';
 import type { Lock } from '../lock';
-import type { LockNode } from '../nodes';
 import * as messages from '../messages';
-import { callNode } from '../nodes';
 import { largestLimit, readAll } from './inspection';
 import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from '../primitives';
 import { intentKey, lockKey, readersKey } from '../resources';
-import { rejectUnknownKeys } from '../options';
-import type { RedlockLogger } from '../options';
+import { rejectUnknownKeys, type RedlockLogger } from '../options';
 import type { HeldLockRegistry } from '../hold';
 
 /** Options of `revoke()`. */

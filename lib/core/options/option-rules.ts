@@ -1,4 +1,4 @@
-import { MAX_TTL, durationProblem } from '../durations';
+import { MAX_TTL, durationProblem, validateDuration } from '../durations';
 import { InvalidArgumentError } from '../errors';
 import { describe, emptyHashTagPrefix, textHint, unreadableLogger } from '../messages';
 
@@ -37,8 +37,7 @@ export function validateDurationOption(
   fallback: Fallback,
   infinite = false,
 ): asserts value is number {
-  const problem = durationProblem(value, name, min, infinite);
-  if (problem !== undefined) throw new InvalidArgumentError(`${problem} Default: ${show(fallback)}.`);
+  validateDuration(value, name, min, infinite, `Default: ${show(fallback)}.`);
 }
 
 /** A boolean option, named in the error (with its default, where it has one). */

@@ -1,5 +1,4 @@
-import { acquireWithRetries, failureOf } from '../acquire';
-import type { AcquirePlan } from '../acquire';
+import { acquireWithRetries, failureOf, type AcquirePlan, eitherSignal } from '../acquire';
 import { InvalidArgumentError, LockBusyError, RedlockClosedError } from '../errors';
 import type { AcquireRequest } from '../nodes';
 import type { RedlockEvents } from '../events';
@@ -9,7 +8,6 @@ import type { LocalQueues } from './local-queue';
 import * as messages from '../messages';
 import type { CallSettings } from '../options';
 import { PermitResult, acquirePermit, limitKey } from './permits';
-import { eitherSignal } from '../acquire';
 
 /** @internal What acquisitions of one instance work with: values built once by the instance. */
 export interface LockingContext {

@@ -1,12 +1,16 @@
-import { AcquirePlan, AcquisitionResult, acquireWithRetries, holderDelay, throwIfAborted } from '../acquire';
+import {
+  AcquirePlan,
+  AcquisitionResult,
+  acquireWithRetries,
+  holderDelay,
+  throwIfAborted,
+  ReleaseWaiter,
+  backoffDelay,
+} from '../acquire';
 import { InvalidArgumentError } from '../errors';
-import { askNodes } from '../nodes';
+import { askNodes, type AcquireRequest, callNode } from '../nodes';
 import { nextOwnerValue } from '../lock';
-import type { AcquireRequest } from '../nodes';
 import { conflictingPermits, describe } from '../messages';
-import { callNode } from '../nodes';
-import { ReleaseWaiter } from '../acquire';
-import { backoffDelay } from '../acquire';
 
 /**
  * The key of permit `slot` of a semaphore: `<lock key>#<slot>`. Same hash tag as the resource's lock and

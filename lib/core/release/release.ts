@@ -1,8 +1,6 @@
-import { Answer, NodeGroup, askNodes, votesOf } from '../nodes';
-import type { LockNode } from '../nodes';
+import { Answer, NodeGroup, askNodes, votesOf, type LockNode, checkedCount } from '../nodes';
 import type { ReleaseOutcome, ReleaseResult } from '../lock';
 import { NOT_OWNER, RELEASED } from '../votes';
-import { checkedCount } from '../nodes';
 
 /**
  * Deletes `owner`'s keys on every node (owner-checked: another owner's keys are never touched) and waits for

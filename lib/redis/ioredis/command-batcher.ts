@@ -1,8 +1,6 @@
 import type { ChainableCommander, Command, Redis } from 'ioredis';
 import type { LuaScript } from '../scripts';
-import { isClusterClient } from '../script-node';
-import { explainClusterReply } from '../script-node';
-import { ioredis } from '../script-node';
+import { isClusterClient, explainClusterReply, ioredis } from '../script-node';
 
 interface Queued {
   readonly script: LuaScript;

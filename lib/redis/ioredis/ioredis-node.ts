@@ -1,10 +1,14 @@
 import type { Redis } from 'ioredis';
 import { CommandBatcher } from './command-batcher';
-import { isClusterClient } from '../script-node';
-import { quitClient } from '../script-node';
-import { waitForReady } from '../script-node';
-import { ioredisChannels } from '../script-node';
-import { NodeChannels, ScanTarget, ScriptLockNode } from '../script-node';
+import {
+  isClusterClient,
+  quitClient,
+  waitForReady,
+  ioredisChannels,
+  NodeChannels,
+  ScanTarget,
+  ScriptLockNode,
+} from '../script-node';
 import type { LuaScript, ScriptCall } from '../scripts';
 
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */

@@ -1,7 +1,12 @@
 import { withTimeout } from '../../core';
-import { explainClusterReply } from '../script-node';
-import { ChannelHub, SubscriberPort } from '../script-node';
-import { NodeChannels, ScanTarget, ScriptLockNode } from '../script-node';
+import {
+  explainClusterReply,
+  ChannelHub,
+  SubscriberPort,
+  NodeChannels,
+  ScanTarget,
+  ScriptLockNode,
+} from '../script-node';
 import type { LuaScript, ScriptCall } from '../scripts';
 
 /**

@@ -18,8 +18,6 @@ import {
   limitReplyOf,
   releaseReplyOf,
   revokeReplyOf,
-} from '../scripts';
-import {
   ACQUIRE_SCRIPT,
   EXTEND_MANY_SCRIPT,
   EXTEND_SCRIPT,
