@@ -1,6 +1,6 @@
 /**
  * One signal that aborts when either `first` or `second` does, with that one's reason (`AbortSignal.any`
- * needs Node 20.3; the package supports 18). Without `first`, `second` itself. `dispose()` removes the
+ * needs Node 20.3, and the engines floor is Node 20.0). Without `first`, `second` itself. `dispose()` removes the
  * listeners once the call is over, so a long-lived signal never collects them.
  */
 export function eitherSignal(

@@ -6,5 +6,7 @@ export { extendBatch } from './extend-batch';
 export { extendLock } from './extend';
 export { HeldLockRegistry } from './held-lock-registry';
 export { Renewals } from './renewals';
+/** @internal */
 export { runUnderLock } from './run-under-lock';
+/** @internal */
 export type { LockHost } from './run-under-lock';

@@ -2,7 +2,8 @@ import { acquireWithRetries, failureOf, type AcquirePlan, eitherSignal } from '.
 import { InvalidArgumentError, LockBusyError, RedlockClosedError } from '../errors';
 import type { AcquireRequest } from '../nodes';
 import type { RedlockEvents } from '../events';
-import { KeyPlan, announceOutcome, grantOf, keySetId, requestFor } from './grant';
+import { KeyPlan, keySetId, requestFor } from './request';
+import { announceOutcome, grantOf } from './outcome';
 import { Lock, LockOwner } from '../lock';
 import type { LocalQueues } from './local-queue';
 import * as messages from '../messages';
@@ -38,6 +39,7 @@ export function lockResources(
   throwOnBusy: true,
   retrySplitsOnly: boolean,
 ): Promise<Lock>;
+/** @internal */
 export function lockResources(
   context: LockingContext,
   resources: string[],
@@ -45,6 +47,7 @@ export function lockResources(
   throwOnBusy: boolean,
   retrySplitsOnly: boolean,
 ): Promise<Lock | null>;
+/** @internal */
 export async function lockResources(
   context: LockingContext,
   resources: string[],

@@ -2,10 +2,15 @@
  * What a caller asks for: a mutex, a reader or writer, permits of a semaphore, leadership; the request, the
  * local queue and the outcome of one acquisition.
  */
+/** @internal */
 export { lockResources } from './acquisition';
+/** @internal */
 export type { LockingContext } from './acquisition';
-export type { KeyPlan } from './grant';
+export type { KeyPlan } from './request';
+/** @internal */
 export { runLeadership } from './leadership';
-export type { LeadOptions, TermRunner } from './leadership';
+export type { LeadOptions } from './leadership';
+/** @internal */
+export type { TermRunner } from './leadership';
 export { LocalQueues } from './local-queue';
 export { limitKey, permitKey } from './permits';
