@@ -20,7 +20,7 @@ import {
 import { OwnerClaim, nextOwnerValue } from '../lock';
 import * as messages from '../messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from '../votes';
-import { releaseOnAll } from '../release';
+import { clearIntents, releaseOnAll } from '../release';
 import { ReleaseWaiter } from './release-waiter';
 import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
 import { type RetryPoint, guardWaitOf, isSplit, retryDelay } from './retry';
@@ -50,6 +50,8 @@ export async function acquireWithRetries(
   // Created on the first failed attempt: an uncontended acquisition never needs one.
   let waiter: ReleaseWaiter | undefined;
   let splits = 0;
+  // A refused writer may have left its intent on some node: taken back once the acquisition ends (§15).
+  let refused = false;
   try {
     for (let attempts = 1; ; attempts++) {
       // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
@@ -64,6 +66,7 @@ export async function acquireWithRetries(
       if (attempt.kind === 'acquired') {
         return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
+      refused = true;
       // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
       claim.abandoned = !plan.unsafeReuseOwner;
       if (signal?.aborted) {
@@ -95,6 +98,9 @@ export async function acquireWithRetries(
     }
   } finally {
     waiter?.close();
+    if (refused && request.mode !== 'read' && request.intentKeys && request.intentTtl) {
+      clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
+    }
   }
 }
 

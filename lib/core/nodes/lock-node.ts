@@ -133,6 +133,12 @@ export interface LockNode {
    */
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number>;
   /**
+   * Optional: deletes each writer-intent key that still holds `intent` (another writer's intent is left alone)
+   * and announces each deletion on its lock key's release channel; resolves how many were deleted. Without it,
+   * an intent left by a writer that stopped waiting keeps new readers out until it expires (docs/DESIGN.md §15).
+   */
+  clearIntent?(intentKeys: readonly string[], intent: string): Promise<number>;
+  /**
    * Optional: records `permits` as the limit of the semaphore whose limit key is `key` when none is recorded
    * (kept at least `ttl` ms), and resolves the recorded one (−1: the key holds something else). Without it a
    * node does not take part in detecting callers that disagree about a limit (docs/DESIGN.md §14).

@@ -61,7 +61,7 @@ export async function lockResources(
   if (permits !== undefined && resources.length !== 1) {
     throw new InvalidArgumentError(messages.permitsOfSeveral(resources, permits));
   }
-  const request = requestFor(context.keyPlan, resources, settings);
+  const request = requestFor(context.keyPlan, resources, settings, settings.wait > 0 && !retrySplitsOnly);
   if (request.keys.length > 1) refuseKeys(plan, request.keys);
   const began = plan.clock.now();
   const result = await queuedAttempts(context, resources, request, settings, retrySplitsOnly);

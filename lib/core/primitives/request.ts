@@ -16,12 +16,13 @@ export interface KeyPlan {
 /**
  * What one acquisition asks of every node: its keys, owner value (the first attempt's), ttl and guard; a
  * lock's readers and intent keys (every lock is a reader or a writer, §15), none for a semaphore's permits,
- * which are plain exclusive locks (§14).
+ * which are plain exclusive locks (§14). `mayWait`: the call will retry a busy lock, so a writer may set its intent.
  */
 export function requestFor(
   plan: KeyPlan,
   resources: readonly string[],
   settings: CallSettings,
+  mayWait: boolean,
 ): AcquireRequest {
   const prefix = plan.keyPrefix;
   const keys = resources.map((resource) => lockKey(prefix, resource));
@@ -40,7 +41,8 @@ export function requestFor(
     readerKeys: rw ? keys.map(readersKey) : undefined,
     intentKeys: rw ? keys.map(intentKey) : undefined,
     intent: rw ? owner : undefined,
-    intentTtl: rw ? plan.intentTtl : undefined,
+    // A call that cannot wait for the lock (tryAcquire, wait 0, a scheduled tick) sets no intent (§15).
+    intentTtl: rw ? (mayWait ? plan.intentTtl : 0) : undefined,
   };
 }
 

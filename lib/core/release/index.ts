@@ -4,3 +4,4 @@
  */
 export { releaseOnAll } from './release';
 export { Releases } from './releases';
+export { clearIntents } from './intents';

@@ -36,6 +36,9 @@ import {
   fenceCall,
   limitCall,
   releaseCall,
+  CLEAR_INTENT_SCRIPT,
+  clearIntentCall,
+  clearIntentReplyOf,
   revokeCall,
 } from '../scripts';
 
@@ -195,6 +198,12 @@ export abstract class ScriptLockNode implements LockNode {
     }
     return this.run(RELEASE_SCRIPT, releaseCall(keys, owner, this.cluster)).then((raw) =>
       releaseReplyOf(this.name, raw, keys.length),
+    );
+  }
+
+  clearIntent(intentKeys: readonly string[], intent: string): Promise<number> {
+    return this.run(CLEAR_INTENT_SCRIPT, clearIntentCall(intentKeys, intent, this.cluster)).then((raw) =>
+      clearIntentReplyOf(this.name, raw, intentKeys.length),
     );
   }
 

@@ -11,3 +11,4 @@ export type { LuaScript, ScriptCall } from './lua-script';
 export { READ_RELEASE_SCRIPT, RELEASE_SCRIPT, releaseCall, releaseReplyOf } from './release';
 export { UnexpectedReplyError, flagReplyOf } from './reply-checks';
 export { REVOKE_SCRIPT, revokeCall, revokeReplyOf } from './revoke';
+export { CLEAR_INTENT_SCRIPT, clearIntentCall, clearIntentReplyOf } from './clear-intent';

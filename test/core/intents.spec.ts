@@ -1,0 +1,81 @@
+import Redis from 'ioredis';
+import type { LockNode } from '../../lib';
+import { useRedisNodes } from '../support';
+import { closeAll, eventually, redlockOn, valuesOnNodes } from './helpers';
+
+/**
+ * docs/DESIGN.md §15: a writer that stops waiting leaves no intent behind (issue "nothing left behind"). The
+ * writer-starvation test of read-write.spec.ts shows writer preference still holds. The intent's ttl is made long here (maxRetryDelay 5 s: 20 s), so an intent that is gone was taken back, not expired.
+ */
+describe('writer intents are taken back when the writer stops waiting (3 real nodes)', () => {
+  const redisNodes = useRedisNodes(3, { afterEach: closeAll });
+  const LONG_INTENT = { maxRetryDelay: 5_000 };
+  const intentOf = (resource: string) => valuesOnNodes(redisNodes, `redlock:{${resource}}:intent`);
+
+  it('tryAcquire() and wait 0 on a busy lock write no intent at all', async () => {
+    const holder = await redlockOn(redisNodes);
+    const other = await redlockOn(redisNodes, LONG_INTENT);
+    const held = await holder.acquire('ti:a');
+    expect(await other.tryAcquire('ti:a')).toBeNull();
+    await expect(other.acquire('ti:a', { wait: 0 })).rejects.toThrow(/busy|held/i);
+    expect(await intentOf('ti:a')).toEqual([null, null, null]);
+    // A reader is let in at once once the holder released: nobody is waiting to write.
+    await held.release();
+    const reader = await other.tryAcquire('ti:a', { mode: 'read' });
+    expect(reader).not.toBeNull();
+    await reader!.release();
+  });
+
+  it('a waiter whose wait ran out, or whose signal aborted, takes its intent back', async () => {
+    const holder = await redlockOn(redisNodes);
+    const waiter = await redlockOn(redisNodes, LONG_INTENT);
+    const held = await holder.acquire('ti:b', { ttl: 30_000 });
+    await expect(waiter.acquire('ti:b', { wait: 300 })).rejects.toThrow();
+    expect(await eventually(async () => (await intentOf('ti:b')).every((v) => v === null), 5_000)).toBe(true);
+
+    const controller = new AbortController();
+    const pending = waiter.acquire('ti:b', { wait: 20_000, signal: controller.signal });
+    // The intent is set while it waits (writer preference), and gone once it stopped.
+    expect(await eventually(async () => (await intentOf('ti:b')).some((v) => v !== null), 5_000)).toBe(true);
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    expect(await eventually(async () => (await intentOf('ti:b')).every((v) => v === null), 5_000)).toBe(true);
+    await held.release();
+  });
+
+  it('negative control: a node that cannot take an intent back keeps it for its whole ttl', async () => {
+    const holder = await redlockOn(redisNodes);
+    const waiter = await redlockOn(redisNodes, LONG_INTENT);
+    for (const node of waiter.nodes)
+      (node as { clearIntent?: LockNode['clearIntent'] }).clearIntent = undefined;
+    const held = await holder.acquire('ti:c', { ttl: 30_000 });
+    await expect(waiter.acquire('ti:c', { wait: 300 })).rejects.toThrow();
+    // Still there well after the acquisition ended: the check above is not vacuous.
+    expect(await eventually(async () => (await intentOf('ti:c')).every((v) => v === null), 1_500)).toBe(
+      false,
+    );
+    await held.release();
+  });
+
+  it("the intent is owner-checked: another writer's intent stays, its own is deleted and announced", async () => {
+    const redlock = await redlockOn(redisNodes);
+    const node = redlock.nodes[0] as LockNode;
+    const admin = redisNodes.nodes[0].redis();
+    const listener = new Redis(redisNodes.urls[0]);
+    try {
+      const messages: string[] = [];
+      await listener.subscribe('redlock:{ti:d}:released');
+      listener.on('message', (channel: string) => messages.push(channel));
+      await admin.set('redlock:{ti:d}:intent', 'writer-a', 'PX', 20_000);
+      expect(await node.clearIntent!(['redlock:{ti:d}:intent'], 'writer-b')).toBe(0);
+      expect(await admin.get('redlock:{ti:d}:intent')).toBe('writer-a');
+      expect(await node.clearIntent!(['redlock:{ti:d}:intent'], 'writer-a')).toBe(1);
+      expect(await admin.get('redlock:{ti:d}:intent')).toBeNull();
+      expect(await eventually(async () => messages.length === 1, 2_000)).toBe(true);
+      expect(messages).toEqual(['redlock:{ti:d}:released']);
+    } finally {
+      admin.disconnect();
+      listener.disconnect();
+    }
+  });
+});
