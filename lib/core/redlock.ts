@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { closeNodes, connectInstance, type LockNode, type ReadyState } from './nodes';
+import { withTimeout } from './clock';
 import { validateDuration } from './durations';
 import { InvalidArgumentError, RedlockClosedError } from './errors';
 import { RedlockEventMap, RedlockEventName, RedlockEvents, checkSubscription } from './events';
@@ -222,10 +223,15 @@ export class RedlockCore implements LockOwner {
    */
   async connect(timeout = 5_000): Promise<ReadyState[]> {
     validateDuration(timeout, 'connect() timeout', 1);
+    const { clock } = this.parts.plan;
+    const began = clock.now();
+    // Revocations reach this instance's holders from its first lock on (docs/DESIGN.md §16); waited for within
+    // the same `timeout`: a node that is down must not make start-up wait for its subscription's own timeout.
+    const listening = this.parts.revocations.listen();
     const connected = await connectInstance(this.nodes, this.options, timeout, this.portableNoticed);
     this.portableNoticed = connected.noticed;
-    // Revocations reach this instance's holders from its first lock on (docs/DESIGN.md §16).
-    await this.parts.revocations.listen();
+    const left = timeout - (clock.now() - began);
+    if (left > 0) await withTimeout(listening, left, () => new Error('subscriptions')).catch(() => undefined);
     return connected.states;
   }
 
@@ -247,6 +253,7 @@ export class RedlockCore implements LockOwner {
   async quit(timeout = 1_000): Promise<void> {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
+    this.parts.revocations.close();
     await this.parts.releases.settle();
     await closeNodes(this.nodes, timeout);
   }

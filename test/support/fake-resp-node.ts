@@ -4,7 +4,10 @@ import * as net from 'node:net';
 export type RespValue = number | string | null | RespValue[] | { error: string };
 
 /** Decides the reply to one command (name lower-cased, then its arguments); undefined → the default reply. */
-export type RespHandler = (command: string, args: string[]) => RespValue | undefined;
+/** What a handler returns for a command the node never answers (a SUBSCRIBE left unconfirmed). */
+export const NO_REPLY = Symbol('no reply');
+
+export type RespHandler = (command: string, args: string[]) => RespValue | typeof NO_REPLY | undefined;
 
 export interface FakeRespNode {
   readonly port: number;
@@ -37,6 +40,7 @@ export async function startFakeRespNode(handler: RespHandler): Promise<FakeRespN
         const [name, ...args] = parsed.command;
         commands.push(parsed.command);
         const chosen = handler(name.toLowerCase(), args);
+        if (chosen === NO_REPLY) continue;
         const reply = chosen === undefined ? defaultReply(name.toLowerCase(), args) : chosen;
         socket.write(encode(reply));
       }

@@ -8,6 +8,6 @@ export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
 export { ADMIN_CLIENT_OPTIONS } from './types';
 export type { NodeSource, RedisNodeHandle, RedisNodes, StartRedisNodesOptions } from './types';
-export { startFakeRespNode } from './fake-resp-node';
+export { NO_REPLY, startFakeRespNode } from './fake-resp-node';
 export type { FakeRespNode, RespHandler, RespValue } from './fake-resp-node';
 export { clientCounts } from './client-counts';

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, LockLostError, LockRevokedError } from '../errors';
+import type { Timer } from '../clock';
 import type { RedlockEvents } from '../events';
 import { type NodeGroup, type LockNode, callNode } from '../nodes';
 import type { Lock } from '../lock';
@@ -64,6 +65,9 @@ const LISTEN_RETRY_MS = 1_000;
 export class Revocations {
   /** The subscriptions to the revocation channel, once started. */
   private listening: Promise<void> | undefined;
+  /** Retries of failed subscriptions, waiting; cancelled by {@link close}. */
+  private readonly retries = new Set<Timer>();
+  private closed = false;
   private readonly channel: string;
 
   constructor(private readonly context: RevocationContext) {
@@ -142,7 +146,7 @@ export class Revocations {
   /**
    * One node's subscription. A failed one (a confirmation that came too late on a loaded host, a node that was
    * down) is tried again in the background, a few times, so the instance does not stay deaf to revocations;
-   * only the first attempt is waited for. After `quit()` the node refuses at once and the retries end.
+   * only the first attempt is waited for. After `quit()` ({@link close}) no retry is left waiting.
    */
   private subscribeOn(node: LockNode, attempt: number): Promise<void> {
     if (!node.subscribeToChannel) return Promise.resolve();
@@ -151,10 +155,21 @@ export class Revocations {
     ).then(
       () => undefined,
       () => {
-        if (attempt + 1 >= LISTEN_ATTEMPTS) return;
-        this.context.group.clock.setTimeout(() => void this.subscribeOn(node, attempt + 1), LISTEN_RETRY_MS);
+        if (this.closed || attempt + 1 >= LISTEN_ATTEMPTS) return;
+        const retry = this.context.group.clock.setTimeout(() => {
+          this.retries.delete(retry);
+          void this.subscribeOn(node, attempt + 1);
+        }, LISTEN_RETRY_MS);
+        this.retries.add(retry);
       },
     );
+  }
+
+  /** `quit()`: no more subscriptions are tried; retries still waiting are cancelled. */
+  close(): void {
+    this.closed = true;
+    for (const retry of this.retries) retry.cancel();
+    this.retries.clear();
   }
 
   private onMessage(message: string): void {

@@ -117,10 +117,11 @@ export class IoredisLockNode extends ScriptLockNode {
 
   /** Closes the subscriber connection, if one was opened, and — for a client the library created — the client. */
   async close(timeout: number): Promise<void> {
-    this.closeChannels();
+    const channels = this.closeChannels();
     this.client.off('ready', this.onReady);
     this.client.off('close', this.onClose);
     if (this.owned) await quitClient(this.client, timeout);
+    await channels;
   }
 
   /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */

@@ -1,5 +1,6 @@
 import { withTimeout } from '../../core';
 import {
+  ended,
   explainClusterReply,
   ChannelHub,
   SubscriberPort,
@@ -210,11 +211,11 @@ export class NodeRedisLockNode extends ScriptLockNode {
    * the library created is closed — gracefully when the node answers within `timeout` ms.
    */
   async close(timeout = 0): Promise<void> {
-    this.closeChannels();
+    const channels = this.closeChannels();
     this.client.removeListener('ready', this.onReady);
     this.client.removeListener('reconnecting', this.onGone);
     this.client.removeListener('end', this.onGone);
-    if (!this.owned || !this.client.isOpen) return;
+    if (!this.owned || !this.client.isOpen) return channels;
     const { client } = this;
     const graceful = this.isReady() ? (client.close ?? client.quit)?.call(client) : undefined;
     if (graceful)
@@ -223,6 +224,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
       if (typeof client.destroy === 'function') client.destroy();
       else await client.disconnect?.().catch(() => undefined);
     }
+    await channels;
   }
 }
 
@@ -279,6 +281,7 @@ function nodeRedisSubscriber(
       closed = true;
       if (typeof subscriber.destroy === 'function') subscriber.destroy();
       else subscriber.disconnect?.().catch(() => undefined);
+      return ended(subscriber);
     },
   };
 }

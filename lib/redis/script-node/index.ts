@@ -20,3 +20,5 @@ export { ChannelHub, ioredisChannels } from './release-channels';
 export type { SubscriberPort } from './release-channels';
 export { ScriptLockNode } from './script-node';
 export type { NodeChannels, ScanTarget } from './script-node';
+/** @internal */
+export { ended } from './client-end';

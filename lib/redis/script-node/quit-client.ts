@@ -1,14 +1,22 @@
 import type Redis from 'ioredis';
 import { withTimeout } from '../../core';
+import { ended } from './client-end';
 
 /**
  * Closes a client the library created: QUIT when the node answers within `timeout` ms, otherwise a plain
- * disconnect — a paused or unreachable node must never hold up shutdown.
+ * disconnect — a paused or unreachable node must never hold up shutdown. Resolves once its socket closed.
  */
 export async function quitClient(client: Redis, timeout: number): Promise<void> {
   if (client.status === 'end') return;
   if (client.status === 'ready') {
-    await withTimeout(client.quit(), timeout, () => new Error('QUIT not answered')).catch(() => undefined);
+    const quit = await withTimeout(client.quit(), timeout, () => new Error('QUIT not answered')).then(
+      () => true,
+      () => false,
+    );
+    // The server closes the connection after QUIT: no disconnect(), which would arm a timer for a socket
+    // that is closing anyway.
+    if (quit) return ended(client);
   }
   client.disconnect();
+  await ended(client);
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../../core';
 import { isClusterClient } from './cluster-slots';
+import { ended } from './client-end';
 import type { NodeChannels } from './script-node';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
@@ -24,7 +25,8 @@ export interface SubscriberPort {
   subscribe(channels: readonly string[], sharded: boolean): Promise<unknown>;
   /** Best effort, never rejects. */
   unsubscribe(channels: readonly string[], sharded: boolean): void;
-  close(): void;
+  /** Resolves once the connection ended (never rejects). */
+  close(): Promise<void>;
 }
 
 /** A server that has no SSUBSCRIBE (Redis 6) or denies it: its release scripts fall back to PUBLISH too. */
@@ -48,6 +50,8 @@ export type SubscriberFactory = (
 export class ChannelHub implements NodeChannels {
   private subscriber: SubscriberPort | undefined;
   private readonly listeners = new Map<string, Set<ChannelListener>>();
+  /** Aborted by close(): subscriptions still waiting for their confirmation end at once. */
+  private readonly closing = new AbortController();
 
   /**
    * @param sharded release announcements come by sharded pub/sub (a Cluster node, `announce` in scripts.ts),
@@ -119,7 +123,7 @@ export class ChannelHub implements NodeChannels {
     if (fresh.length > 0) {
       try {
         await withTimeout(
-          subscriber.subscribe(fresh, sharded),
+          Promise.race([subscriber.subscribe(fresh, sharded), this.closed()]),
           timeout,
           () => new Error(`subscription not confirmed within ${timeout} ms`),
         );
@@ -131,10 +135,22 @@ export class ChannelHub implements NodeChannels {
     return unwatch;
   }
 
-  close(): void {
-    this.subscriber?.close();
+  /** Rejects once the hub is closed. */
+  private closed(): Promise<never> {
+    const { signal } = this.closing;
+    return new Promise((_, reject) => {
+      const fail = () => reject(new Error('closed by quit()'));
+      if (signal.aborted) fail();
+      else signal.addEventListener('abort', fail, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing.abort();
+    const closing = this.subscriber?.close() ?? Promise.resolve();
     this.subscriber = undefined;
     this.listeners.clear();
+    return closing;
   }
 
   private connect(): SubscriberPort {
@@ -214,6 +230,7 @@ function ioredisSubscriber(
     },
     close: () => {
       if (subscriber.status !== 'end') subscriber.disconnect();
+      return ended(subscriber);
     },
   };
 }

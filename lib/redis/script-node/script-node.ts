@@ -52,7 +52,8 @@ export interface ScanTarget {
 export interface NodeChannels {
   watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void>;
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void>;
-  close(): void;
+  /** Resolves once the subscriber connection ended. */
+  close(): Promise<void>;
 }
 
 /** Keys a SCAN call looks at (a hint to the server): large enough to page quickly, small enough not to block it. */
@@ -278,11 +279,12 @@ export abstract class ScriptLockNode implements LockNode {
     return this.channels().watch(keys, listener);
   }
 
-  /** Marks the node closed and closes its subscriber, if one was opened. */
-  protected closeChannels(): void {
+  /** Marks the node closed and closes its subscriber, if one was opened; resolves once it ended. */
+  protected closeChannels(): Promise<void> {
     this.closed = true;
-    this.channelsOpened?.close();
+    const closing = this.channelsOpened?.close() ?? Promise.resolve();
     this.channelsOpened = undefined;
+    return closing;
   }
 
   private channels(): NodeChannels {

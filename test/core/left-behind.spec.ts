@@ -1,0 +1,111 @@
+import { Test } from '@nestjs/testing';
+import type { LockNode } from '../../lib';
+import { Redlock, RedlockModule } from '../../lib';
+import { NO_REPLY, startFakeRespNode, useRedisNodes } from '../support';
+import type { FakeRespNode } from '../support';
+
+/** Active handles (sockets, timers, ...) by kind: `process.getActiveResourcesInfo()`, counted. */
+function activeHandles(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** The kinds of handle active now beyond those active at `before`, with how many more. */
+function leftBehind(before: Map<string, number>): string[] {
+  const extra: string[] = [];
+  for (const [kind, count] of activeHandles()) {
+    const more = count - (before.get(kind) ?? 0);
+    if (more > 0) extra.push(`${more} × ${kind}`);
+  }
+  return extra;
+}
+
+const OPTIONS = { logger: false as const, restartGuard: false as const, nodeTimeout: 300 };
+
+/**
+ * Issue "nothing left behind": once `quit()` or `app.close()` has resolved, the instance holds no socket, timer
+ * or subscriber — whatever its nodes do (down, never confirming a subscription). Checked by the handles Node
+ * reports, not by waiting.
+ */
+describe('no handle outlives quit() or app.close() (real nodes, one of them down)', () => {
+  const redisNodes = useRedisNodes(3);
+  let silent: FakeRespNode;
+
+  beforeAll(async () => {
+    // Answers like Redis but never confirms a SUBSCRIBE: the revocation subscription stays pending there.
+    silent = await startFakeRespNode((command) => (command === 'subscribe' ? NO_REPLY : undefined));
+  });
+  afterAll(async () => {
+    await silent.close();
+    if (!redisNodes.nodes[2].running) await redisNodes.nodes[2].start();
+  });
+
+  it('quit() with a node down, after locks, a waiter it ended, and start-up bounded by connect()', async () => {
+    await redisNodes.nodes[2].kill();
+    const before = activeHandles();
+    const redlock = new Redlock(redisNodes.urls, OPTIONS);
+    const other = new Redlock(redisNodes.urls, OPTIONS);
+    await Promise.all([redlock.connect(300), other.connect(300)]);
+    const held = await redlock.acquire('lb:a', { ttl: 10_000 });
+    await redlock.using('lb:b', { mode: 'read' }, async () => undefined);
+    const waiting = other.acquire('lb:a', { wait: 5_000 }).catch((error: Error) => error.name);
+    await other.quit();
+    expect(await waiting).toBe('RedlockClosedError');
+    await held.release();
+    await redlock.quit();
+    expect(leftBehind(before)).toEqual([]);
+  });
+
+  it('quit() while the revocation subscription waits for a node that never confirms it', async () => {
+    const before = activeHandles();
+    const redlock = new Redlock([redisNodes.urls[0], redisNodes.urls[1], silent.url], OPTIONS);
+    await redlock.connect(300);
+    const lock = await redlock.acquire('lb:c');
+    await lock.release();
+    expect(silent.commands.some(([name]) => name.toLowerCase() === 'subscribe')).toBe(true);
+    await redlock.quit();
+    expect(leftBehind(before)).toEqual([]);
+  });
+
+  it('app.close() of a Nest app whose module has a node down', async () => {
+    const before = activeHandles();
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedlockModule.forRoot(redisNodes.urls, { ...OPTIONS, connectTimeout: 300 })],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await app.close();
+    expect(leftBehind(before)).toEqual([]);
+  });
+
+  it('negative control: a handle planted between the two readings is reported', () => {
+    const before = activeHandles();
+    const planted = setTimeout(() => undefined, 60_000);
+    try {
+      expect(leftBehind(before)).toEqual(['1 × Timeout']);
+    } finally {
+      clearTimeout(planted);
+    }
+    expect(leftBehind(before)).toEqual([]);
+  });
+});
+
+describe('connect() waits for the revocation subscription within its own timeout', () => {
+  it('resolves although no node ever confirms the subscription', async () => {
+    const node: LockNode = {
+      name: 'never-subscribed',
+      connect: () => Promise.resolve(),
+      acquire: () => Promise.reject(new Error('unused')),
+      fence: () => Promise.resolve(false),
+      extend: () => Promise.resolve(false),
+      release: () => Promise.resolve(0),
+      subscribeToChannel: () => new Promise(() => undefined),
+    };
+    const redlock = new Redlock([node], { logger: false });
+    // Before the fix, connect() awaited the subscription itself: this call never resolved.
+    const states = await redlock.connect(50);
+    expect(states).toEqual([{ node: 'never-subscribed', ready: true, guardMode: undefined }]);
+    await redlock.quit();
+  });
+});
