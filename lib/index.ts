@@ -88,6 +88,8 @@ export { RedlockClosedError } from './core';
 export { ShutdownError } from './core';
 /** A node's vote error: a restart-guard marker key holds another application's data, left untouched. */
 export { ForeignDataError } from './core';
+/** A semaphore call with another number of permits than the one recorded for the resource (an `InvalidArgumentError`). */
+export { PermitCountMismatchError } from './core';
 /** How to reach one node: connection string, ioredis options, ioredis client, or a `LockNode`. */
 export type { NodeSpec } from './redis';
 /** Options of a `Redlock` instance (and the module's core options). */

@@ -7,30 +7,45 @@ import {
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { throwError } from 'rxjs';
-import { LockBusyError, QuorumUnavailableError } from './core';
+import {
+  LockBusyError,
+  LockLostError,
+  LockRevokedError,
+  PermitCountMismatchError,
+  QuorumUnavailableError,
+  ShutdownError,
+} from './core';
 import * as messages from './redlock.messages';
 
 /**
- * Answers lock failures that escaped a handler the way clients expect: a `LockBusyError` (another operation
- * holds the lock) as `409 Conflict`, a `QuorumUnavailableError` (too few Redis nodes could take the lock) as
- * `503 Service Unavailable` with `Retry-After` when the library knows when it may succeed (the restart
- * guard's window). Messages name the resource, never the nodes. Registered globally by `RedlockModule`
- * unless `busyFilter: false`; to use it yourself:
+ * Answers lock failures that escaped a handler the way clients expect, naming the resource, never the nodes:
+ *
+ * | error | status |
+ * | --- | --- |
+ * | `LockBusyError` (another operation holds the lock) | 409 Conflict |
+ * | `QuorumUnavailableError` (too few Redis nodes could take the lock) | 503, with `Retry-After` when the restart guard says when |
+ * | `LockLostError`, `LockRevokedError` (the lock was lost or revoked while the handler ran) | 503 |
+ * | `ShutdownError` (the application is shutting down) | 503 |
+ * | `PermitCountMismatchError` (callers of a semaphore disagree on its number of permits) | 503 |
+ *
+ * Registered globally by `RedlockModule` unless `busyFilter: false`; to use it yourself:
  * `app.useGlobalFilters(new LockBusyFilter(app.get(HttpAdapterHost).httpAdapter))`.
  *
  * Other transports get what their own exception handling does with a message: microservices an error
  * `{ status: 'error', message, statusCode }` (like an `RpcException`), websockets an `exception` event with
  * the same payload; any other context (e.g. GraphQL) gets the original error rethrown.
  */
-@Catch(LockBusyError, QuorumUnavailableError)
+@Catch(LockBusyError, QuorumUnavailableError, LockLostError, ShutdownError, PermitCountMismatchError)
 export class LockBusyFilter extends BaseExceptionFilter {
-  override catch(error: LockBusyError | QuorumUnavailableError, host: ArgumentsHost): unknown {
+  override catch(error: LockFailure, host: ArgumentsHost): unknown {
     const busy = error instanceof LockBusyError;
-    const message = busy ? messages.conflict(error.resources) : messages.unavailable(error.resources);
+    const message = answerOf(error);
     const statusCode = busy ? 409 : 503;
     switch (host.getType<string>()) {
       case 'http':
-        if (!busy && error.retryAfter !== undefined) this.setRetryAfter(host, error.retryAfter);
+        if (error instanceof QuorumUnavailableError && error.retryAfter !== undefined) {
+          this.setRetryAfter(host, error.retryAfter);
+        }
         return super.catch(httpException(busy, message, error), host);
       case 'rpc':
         return throwError(() => ({ status: 'error', message, statusCode }));
@@ -58,6 +73,20 @@ export class LockBusyFilter extends BaseExceptionFilter {
       );
     }
   }
+}
+
+/** The lock failures the filter answers. */
+type LockFailure =
+  LockBusyError | QuorumUnavailableError | LockLostError | ShutdownError | PermitCountMismatchError;
+
+/** The answer's message: what happened to the resource, never which nodes. */
+function answerOf(error: LockFailure): string {
+  if (error instanceof LockBusyError) return messages.conflict(error.resources);
+  if (error instanceof QuorumUnavailableError) return messages.unavailable(error.resources);
+  if (error instanceof LockRevokedError) return messages.revokedDuringRequest(error.resources);
+  if (error instanceof LockLostError) return messages.lostDuringRequest(error.resources);
+  if (error instanceof ShutdownError) return messages.shuttingDownRequest();
+  return messages.permitsInFlux(error.resources);
 }
 
 function httpException(busy: boolean, message: string, cause: Error): HttpException {

@@ -78,6 +78,26 @@ export function unavailable(resources: readonly string[]): string {
   return `${resourcesOf(resources)} cannot be locked right now (too few lock servers available); try again later.`;
 }
 
+/** The body of the 503 answer when the lock was lost while the request ran. */
+export function lostDuringRequest(resources: readonly string[]): string {
+  return `The lock on ${resourcesOf(resources)} was lost while the request ran, so it was stopped; try again.`;
+}
+
+/** The body of the 503 answer when the lock was revoked while the request ran. */
+export function revokedDuringRequest(resources: readonly string[]): string {
+  return `The lock on ${resourcesOf(resources)} was revoked while the request ran, so it was stopped; try again.`;
+}
+
+/** The body of the 503 answer during shutdown. */
+export function shuttingDownRequest(): string {
+  return 'The service is shutting down; try again.';
+}
+
+/** The body of the 503 answer when callers of a semaphore disagree on its number of permits. */
+export function permitsInFlux(resources: readonly string[]): string {
+  return `${resourcesOf(resources)} cannot be locked right now (its number of permits is being changed); try again later.`;
+}
+
 /** A node failed an operation (at most one such warning per node every 10 s). */
 export function nodeError(node: string, operation: string, error: Error, suppressed: number): string {
   const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';

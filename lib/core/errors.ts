@@ -24,8 +24,26 @@ export class RedlockError extends Error {
 
 /** A call was given an argument or option it cannot use. Thrown before any Redis traffic. */
 export class InvalidArgumentError extends RedlockError {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, resources: readonly string[] = []) {
+    super(message, resources);
+  }
+}
+
+/**
+ * A semaphore call with another number of permits than the one recorded for the resource (docs/DESIGN.md §14):
+ * callers of one resource disagree (a rolling deploy that changes `permits`, or two services sharing a name).
+ * Nothing was acquired. The record expires once nobody acquires with it for its ttl.
+ */
+export class PermitCountMismatchError extends InvalidArgumentError {
+  constructor(
+    message: string,
+    resources: readonly string[],
+    /** The number of permits this call asked with. */
+    readonly permits: number,
+    /** The number recorded on a node (−1: the key holds something else). */
+    readonly recorded: number,
+  ) {
+    super(message, resources);
   }
 }
 

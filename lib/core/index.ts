@@ -58,6 +58,7 @@ export {
   ShutdownError,
   RedlockClosedError,
   ForeignDataError,
+  PermitCountMismatchError,
 } from './errors';
 export type { NodeVote } from './errors';
 export { describe, formatResources, textHint } from './messages';

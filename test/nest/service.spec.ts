@@ -84,6 +84,7 @@ describe('the public API', () => {
       'LockLostError',
       'LockRevokedError',
       'Locked',
+      'PermitCountMismatchError',
       'QuorumUnavailableError',
       'Redlock',
       'RedlockClosedError',

@@ -50,17 +50,13 @@ export async function acquireWithRetries(
   // Created on the first failed attempt: an uncontended acquisition never needs one.
   let waiter: ReleaseWaiter | undefined;
   let splits = 0;
-  // A refused writer may have left its intent on some node: taken back once the acquisition ends (§15).
   let refused = false;
   try {
     for (let attempts = 1; ; attempts++) {
       // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
       throwIfAborted(signal, resources);
       if (waiter) waiter.announced = false;
-      const current =
-        attempts === 1 || plan.unsafeReuseOwner
-          ? request
-          : { ...request, owner: nextOwnerValue(request.owner) };
+      const current = attemptRequest(plan, request, attempts);
       const claim: OwnerClaim = { abandoned: false };
       const attempt = await attemptAcquire(plan, current, claim);
       if (attempt.kind === 'acquired') {
@@ -98,10 +94,20 @@ export async function acquireWithRetries(
     }
   } finally {
     waiter?.close();
-    if (refused && request.mode !== 'read' && request.intentKeys && request.intentTtl) {
-      clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
-    }
+    if (refused) takeIntentBack(plan, request);
   }
+}
+
+/** Attempt number `attempts`'s request: every attempt after the first has an owner value of its own (§7). */
+function attemptRequest(plan: AcquirePlan, request: AcquireRequest, attempts: number): AcquireRequest {
+  if (attempts === 1 || plan.unsafeReuseOwner) return request;
+  return { ...request, owner: nextOwnerValue(request.owner) };
+}
+
+/** A writer refused at least once may have left its intent: taken back once its acquisition ended (§15). */
+function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): void {
+  if (request.mode === 'read' || !request.intentKeys || !request.intentTtl) return;
+  clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
 }
 
 /**

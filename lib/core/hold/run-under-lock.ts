@@ -1,5 +1,5 @@
 import { MAX_DURATION } from '../durations';
-import { LockLostError } from '../errors';
+import { LockLostError, RedlockError } from '../errors';
 import type { Lock, ReleaseResult } from '../lock';
 import * as messages from '../messages';
 import type { CallSettings, RedlockLogger } from '../options';
@@ -35,7 +35,7 @@ export async function runUnderLock<T>(
     stop?.();
     // A scheduled tick that failed was still run: keep its lock too, so no other instance runs it again.
     if (!(await keptAfterWork(host, lock, keepFor))) await host.release(lock);
-    throw error;
+    throw abortedBy(lock, error, settings.onLockLost) ?? error;
   }
   stop?.();
   const lost = lock.lostError ?? (lock.remainingTime <= 0 ? expiredDuringWork(host, lock) : undefined);
@@ -65,6 +65,27 @@ async function keptAfterWork(
   } catch {
     return false;
   }
+}
+
+/**
+ * The library's own error when `error` is the work giving up on `lock.signal` — the signal's reason itself
+ * (`signal.throwIfAborted()`) or an AbortError caused by it (timers, fetch, streams): the loss, revocation or
+ * shutdown that aborted it, as when the work returns after a loss (docs/DESIGN.md §9: an HTTP route then
+ * answers 503, not 500). Any other error of the work passes through unchanged, and so does this one with
+ * `onLockLost: 'warn'` after a loss.
+ */
+function abortedBy(lock: Lock, error: unknown, onLockLost: 'throw' | 'warn'): RedlockError | undefined {
+  if (!lock.signal.aborted) return undefined;
+  const reason: unknown = lock.signal.reason;
+  if (!(reason instanceof RedlockError)) return undefined;
+  if (reason instanceof LockLostError && onLockLost === 'warn') return undefined;
+  // Not `instanceof Error`: an AbortError of Node's own timers or streams may come from another realm.
+  let cause: unknown = error;
+  for (let depth = 0; depth < 3 && typeof cause === 'object' && cause !== null; depth++) {
+    if (cause === reason) return reason;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function expiredDuringWork(host: LockHost, lock: Lock): LockLostError {

@@ -7,7 +7,7 @@ import {
   ReleaseWaiter,
   backoffDelay,
 } from '../acquire';
-import { InvalidArgumentError } from '../errors';
+import { InvalidArgumentError, PermitCountMismatchError } from '../errors';
 import { askNodes, type AcquireRequest, callNode } from '../nodes';
 import { nextOwnerValue } from '../lock';
 import { conflictingPermits, describe } from '../messages';
@@ -131,8 +131,11 @@ async function checkLimit(
   );
   result.answers.forEach((answer, index) => {
     if (answer.status === 'value' && answer.value !== permits) {
-      throw new InvalidArgumentError(
+      throw new PermitCountMismatchError(
         conflictingPermits(resources, permits, answer.value, plan.nodes[index].name, key),
+        resources,
+        permits,
+        answer.value,
       );
     }
   });
