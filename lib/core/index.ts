@@ -44,6 +44,8 @@ export { readOptions } from './options';
 export { loggerMethods } from './options';
 export type { OptionsKind } from './options';
 export { normalizeResources } from './resources';
+/** @internal */
+export { eitherSignal } from './acquire';
 export type { LeadOptions } from './primitives';
 export type { DeposedReason } from './events';
 export {

@@ -1,5 +1,7 @@
 import {
+  AcquireAbortedError,
   InvalidArgumentError,
+  eitherSignal,
   Lock,
   LockBusyError,
   QuorumUnavailableError,
@@ -58,6 +60,8 @@ export interface ScheduledRun {
 export class LockedSections {
   private readonly held = new HeldLocks();
   private closed = false;
+  /** Aborted at shutdown: sections still waiting for their lock stop waiting (with a ShutdownError). */
+  private readonly closing = new AbortController();
   /** The core instance, through its one entry point for locked sections. */
   private readonly core: SectionPort;
 
@@ -83,7 +87,7 @@ export class LockedSections {
   async run<T>(call: SectionCall<T>): Promise<T> {
     const entry = this.enter(call);
     if (entry.reused) return runInChain(this, entry.reused, () => call.work(entry.reused));
-    const lock = await this.core.lock(this.lockRequest(call, entry.settings, entry.missing, false));
+    const lock = await this.lockFor(this.lockRequest(call, entry.settings, entry.missing, false));
     return this.hold(call, lock, entry.missing, entry.settings, undefined);
   }
 
@@ -102,7 +106,7 @@ export class LockedSections {
     try {
       // A tick held by another instance is being run there: only split votes are retried.
       const splitsOnly = scheduled?.oncePerTick === true;
-      lock = await this.core.lock(this.lockRequest(call, entry.settings, entry.missing, splitsOnly));
+      lock = await this.lockFor(this.lockRequest(call, entry.settings, entry.missing, splitsOnly));
     } catch (error) {
       if (call.onBusy === 'skip' && error instanceof LockBusyError) {
         this.log?.debug?.(messages.skipped(call.where, entry.missing));
@@ -129,6 +133,25 @@ export class LockedSections {
     if (missing.length === 0 && holder) return { reused: holder };
     this.refuseWhenClosed(missing);
     return { reused: undefined, missing, settings: this.core.settingsFor(call.options) };
+  }
+
+  /**
+   * Locks through the core, waiting at most until shutdown: a section still waiting then ends with a
+   * `ShutdownError` (503 on an HTTP route), not with the instance's `RedlockClosedError` a moment later.
+   */
+  private async lockFor(request: SectionLockRequest): Promise<Lock> {
+    const shutdown = this.closing.signal;
+    const waiting = eitherSignal(request.settings.signal, shutdown);
+    try {
+      return await this.core.lock({ ...request, settings: { ...request.settings, signal: waiting.signal } });
+    } catch (error) {
+      if (error instanceof AcquireAbortedError && error.cause === shutdown.reason) {
+        throw new ShutdownError(messages.shuttingDown(request.resources), request.resources);
+      }
+      throw error;
+    } finally {
+      waiting.dispose();
+    }
   }
 
   private lockRequest(
@@ -218,6 +241,7 @@ export class LockedSections {
   async close(timeout: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort(new ShutdownError(messages.shuttingDown([]), []));
     const held = this.held.live();
     if (held.length === 0) return;
     this.log?.debug?.(messages.shutdownDraining(held.length));

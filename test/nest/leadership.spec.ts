@@ -62,4 +62,23 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
     expect(await leadingB).toBe('stepped down');
     expect(await valuesOnNodes(redisNodes, keyOf('nest:coordinator'))).toEqual([null, null, null]);
   });
+
+  it('an instance still campaigning when its app closes: lead() rejects with ShutdownError, not RedlockClosedError', async () => {
+    const [leader, waiting] = await Promise.all([app(), app()]);
+    const a = leader.get(Coordinator);
+    const leadingA = a.run();
+    await eventually(async () => a.terms.length === 1);
+    const campaign = waiting.get(Coordinator).run();
+    campaign.catch(() => undefined); // settled below, after the close
+    await closeApp(waiting);
+    const outcome = await campaign.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    expect(outcome).toBeInstanceOf(ShutdownError);
+    expect((outcome as Error).message).toMatch(/shutting down/);
+    expect(waiting.get(Coordinator).terms).toHaveLength(0);
+    await closeApp(leader);
+    expect(await leadingA).toBe('stepped down');
+  });
 });
