@@ -10,8 +10,11 @@ import { ioredisOptionKeys } from './ioredis';
 
 const URL_FORM = 'redis://[username:password@]host:port[/db] (rediss:// for TLS), e.g. redis://10.0.0.1:6379';
 
-/** A `redis://` / `rediss://` connection string. */
-export function checkNodeUrl(url: string, index: number): void {
+/**
+ * A `redis://` / `rediss://` connection string. Its query keys are ioredis options for a client of `kind`
+ * ioredis; node-redis takes none (and its applications may not have ioredis installed at all).
+ */
+export function checkNodeUrl(url: string, index: number, kind: 'ioredis' | 'node-redis' = 'ioredis'): void {
   const where = `nodes[${index}] (${redacted(url)})`;
   const bad = (problem: string) => new InvalidArgumentError(`${where}: ${problem}`);
   // The parts as written, so a port WHATWG refuses is named as such rather than as an "Invalid URL".
@@ -34,6 +37,16 @@ export function checkNodeUrl(url: string, index: number): void {
       `the path ${JSON.stringify(parsed.pathname)} is not a database number: after the address, a URL may only ` +
         `name the database, as a whole number (redis://10.0.0.1:6379/2).`,
     );
+  }
+  if (kind === 'node-redis') {
+    const key = [...parsed.searchParams.keys()][0];
+    if (key !== undefined) {
+      throw bad(
+        `node-redis takes no options in the URL's query (found ${JSON.stringify(key)}): pass them as ` +
+          "{ url, socket: { ... } } with client: 'node-redis', or leave the query out.",
+      );
+    }
+    return;
   }
   const known = ioredisOptionKeys();
   for (const key of parsed.searchParams.keys()) {

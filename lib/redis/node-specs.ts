@@ -122,7 +122,9 @@ export function resolveNodes(specs: unknown, client: 'ioredis' | 'node-redis' = 
   specs.forEach((spec: unknown, index) => {
     let node: LockNode;
     try {
-      if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) checkNodeUrl(spec, index);
+      if (typeof spec === 'string' && /^rediss?:\/\//i.test(spec)) {
+        checkNodeUrl(spec, index, client === 'node-redis' ? 'node-redis' : 'ioredis');
+      }
       node = client === 'node-redis' && isAddress(spec) ? nodeRedisNode(spec) : toNode(spec, index, owned);
     } catch (error) {
       return fail(unusableNode(index, error));

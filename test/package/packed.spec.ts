@@ -211,7 +211,7 @@ const { Injectable, Module } = require('@nestjs/common');
 const { NestFactory } = require('@nestjs/core');
 const { Cron, ScheduleModule } = require('@nestjs/schedule');
 const { createClient } = require('redis');
-const { Locked, RedlockModule } = require('nestjs-redlock');
+const { Locked, Redlock, RedlockModule } = require('nestjs-redlock');
 
 const urls = (process.env.PACKED_REDIS_URLS ?? '').split(',');
 const ticks = [];
@@ -265,6 +265,13 @@ async function main() {
   const sets = [await clientsOf(), await clientsOf()];
   const apps = [await app(sets[0]), await app(sets[1])];
   result.paid = await apps[0].get(Jobs).pay('7');
+  // redis:// strings with client: 'node-redis' (the library creates the clients; no ioredis installed).
+  const fromUrls = new Redlock(urls, { client: 'node-redis', restartGuard: false, logger: false });
+  await fromUrls.connect(2000);
+  const urlLock = await fromUrls.acquire('url:1');
+  result.fromUrls = urlLock.resources[0];
+  await urlLock.release();
+  await fromUrls.quit();
   await new Promise((resolve) => setTimeout(resolve, 3500));
   await Promise.all(apps.map((a) => a.close()));
   const perSecond = {};
@@ -459,6 +466,7 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
     expect(result.ioredis).toBe('absent');
     expect(result.paid).toBe('paid 7');
+    expect(result.fromUrls).toBe('url:1');
     // About three ticks in 3.5 s, each run by one of the two instances only.
     expect(result.ticks.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...result.ticks)).toBe(1);
