@@ -107,12 +107,13 @@ export function hashTagEscape(resource: string): string {
   );
 }
 
-/** A keyPrefix whose first `{` is followed by `}`. */
-export function emptyHashTagPrefix(prefix: string): string {
+/** A keyPrefix with a brace. */
+export function braceInPrefix(prefix: string): string {
   return (
-    `keyPrefix ${JSON.stringify(prefix)} holds an empty Redis Cluster hash tag "{}" before any other: Redis ` +
-    "would hash each whole key, so a resource's lock and fence keys would land in different slots. Remove " +
-    'the "{}" or put a non-empty tag in it.'
+    `keyPrefix ${JSON.stringify(prefix)} contains "{" or "}": each resource is the Redis Cluster hash tag of its ` +
+    'keys (<prefix>{resource}), so a brace in the prefix would take its place (an empty "{}" would even hash ' +
+    "each whole key, splitting a resource's keys over slots), and instances with different prefixes could write " +
+    "the same key for different resources ('a{x}' + 'y' and 'a' + 'x}{y'). Remove the braces from keyPrefix."
   );
 }
 

@@ -101,7 +101,7 @@ function planOptions(where: string, options: LockedOptions | undefined): Planned
   let rest: UsingOptions;
   try {
     // Read once (own keys, each value once; no __proto__, no unknown key): what is checked is what is used.
-    given = options === undefined ? {} : readOptions(options, LOCKED_OPTIONS);
+    given = options === undefined ? Object.create(null) : readOptions(options, LOCKED_OPTIONS);
     rest = Object.fromEntries(Object.entries(given).filter(([key]) => !LOCKED_ONLY_KEYS.includes(key)));
     resolveCallOptions(rest, CORE_DEFAULTS, USING_OPTION_KEYS);
   } catch (error) {

@@ -190,9 +190,7 @@ describe('every wrong option value is refused, naming the option, the rule and t
     expect(() => new Redlock(countingNodes(), { retryDelay: 500, maxRetryDelay: 100 })).toThrow(
       'maxRetryDelay (100) must not be smaller than retryDelay (500): raise maxRetryDelay or lower retryDelay',
     );
-    expect(() => new Redlock(countingNodes(), { keyPrefix: 'app:{}' })).toThrow(
-      /empty Redis Cluster hash tag/,
-    );
+    expect(() => new Redlock(countingNodes(), { keyPrefix: 'app:{}' })).toThrow(/contains "\{" or "\}"/);
   });
 
   it('a signal that only looks like one (made from its prototype) is refused, not failed on later', async () => {

@@ -132,10 +132,16 @@ describe('the {resource} hash tag cannot be escaped', () => {
     expect(slotOf(lockKey('redlock:', '}x'))).not.toBe(slotOf(fenceKey('redlock:', '}x')));
   });
 
-  it('a keyPrefix opening with an empty tag is refused', () => {
+  it('a keyPrefix with a brace is refused: two prefixes could otherwise give one key to two resources', () => {
     expect(() => new Redlock([], { keyPrefix: 'app{}:' })).toThrow(
-      /keyPrefix "app\{\}:" holds an empty Redis Cluster hash tag/,
+      /keyPrefix "app\{\}:" contains "\{" or "\}"/,
     );
+    // 'a{x}' + '{y}' and 'a' + '{x}{y}' are the same key: refused whichever brace the prefix holds.
+    for (const keyPrefix of ['a{x}', 'a{x', 'a}x']) {
+      expect(() => new Redlock([], { keyPrefix })).toThrow(/contains "\{" or "\}"/);
+    }
+    // Negative control: a prefix without braces is taken.
+    expect(() => new Redlock([], { keyPrefix: 'a:x:' })).not.toThrow(/keyPrefix/);
   });
 
   it('for every accepted resource, the lock and fence keys share a slot (property, several prefixes)', () => {

@@ -45,7 +45,8 @@ export function readOptions(value: unknown, kind: OptionsKind): Record<string, u
     if (error instanceof InvalidArgumentError) throw error;
     throw new InvalidArgumentError(messages.unreadableOptions(kind.name, error));
   }
-  const read: Record<string, unknown> = {};
+  // No prototype: a key left out reads undefined even when Object.prototype was polluted elsewhere.
+  const read: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const key of keys) {
     if (RESERVED_KEYS.has(key)) throw new InvalidArgumentError(messages.reservedOptionKey(kind.option, key));
     if (!kind.known.has(key)) throw new UnknownOptionError(kind.option, key, kind.known);

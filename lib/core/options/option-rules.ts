@@ -1,6 +1,6 @@
 import { MAX_TTL, durationProblem, validateDuration } from '../durations';
 import { InvalidArgumentError } from '../errors';
-import { describe, emptyHashTagPrefix, textHint, unreadableLogger } from '../messages';
+import { describe, braceInPrefix, textHint, unreadableLogger } from '../messages';
 
 /**
  * The rule of each option's value (docs/DESIGN.md §11): every wrong value — wrong type, NaN, Infinity where
@@ -108,8 +108,7 @@ export function validateKeyPrefix(value: unknown): asserts value is string {
         "Default: 'redlock:'.",
     );
   }
-  const brace = value.indexOf('{');
-  if (brace >= 0 && value[brace + 1] === '}') throw new InvalidArgumentError(emptyHashTagPrefix(value));
+  if (/[{}]/.test(value)) throw new InvalidArgumentError(braceInPrefix(value));
 }
 
 export function validateOwnerLabel(owner: unknown): asserts owner is string {

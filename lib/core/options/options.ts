@@ -144,7 +144,11 @@ const consoleLogger: RedlockLogger = { warn: (message) => console.warn(`[redlock
 /** Applies the defaults and validates; throws {@link InvalidArgumentError} naming the option and the fix. */
 export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   const { logger, ...given } = readOptions(options, REDLOCK_OPTIONS);
-  const resolved: Record<keyof typeof DEFAULT_OPTIONS, unknown> = { ...DEFAULT_OPTIONS, ...given };
+  const resolved: Record<keyof typeof DEFAULT_OPTIONS, unknown> = Object.assign(
+    Object.create(null) as object,
+    DEFAULT_OPTIONS,
+    given,
+  );
   const { ttl, driftFactor, nodeTimeout, wait, retryDelay, maxRetryDelay } = resolved;
   const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner, client } = resolved;
   const defaults = DEFAULT_OPTIONS;
@@ -222,7 +226,9 @@ export function resolveCallOptions(
   };
 }
 
-const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
+const NO_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze(
+  Object.create(null) as Record<string, unknown>,
+);
 
 /**
  * The restart-guard window for a call with `ttl`: 0 when the guard is off, otherwise the largest of the

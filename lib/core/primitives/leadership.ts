@@ -74,7 +74,12 @@ export async function runLeadership<T>(
   }
 }
 
-function validateLead(name: unknown, work: unknown, options: unknown): LeadOptions & { recampaign: boolean } {
+/** @internal Checks lead()'s arguments; reads its options from their own properties. */
+export function validateLead(
+  name: unknown,
+  work: unknown,
+  options: unknown,
+): LeadOptions & { recampaign: boolean } {
   if (typeof name !== 'string' || name.length === 0) {
     throw new InvalidArgumentError(
       `lead() needs the name of the leadership as a non-empty string (e.g. 'scheduler'), got ${describe(name)}.`,
@@ -89,7 +94,12 @@ function validateLead(name: unknown, work: unknown, options: unknown): LeadOptio
     throw new InvalidArgumentError(`lead() options must be an object, got ${describe(options)}.`);
   }
   rejectUnknownKeys(options, LEAD_OPTION_KEYS, 'lead() option');
-  const { ttl, recampaign = true, signal } = options as LeadOptions;
+  // Own properties only: an option inherited from a polluted Object.prototype is not the caller's.
+  const own = <K extends keyof LeadOptions>(key: K): LeadOptions[K] =>
+    Object.prototype.hasOwnProperty.call(options, key) ? (options as LeadOptions)[key] : undefined;
+  const ttl = own('ttl');
+  const recampaign = own('recampaign') ?? true;
+  const signal = own('signal');
   validateBoolean(recampaign, 'recampaign');
   // ttl and signal are checked with the term's options, before any traffic (resolveCallOptions).
   return { ttl, recampaign, signal };
