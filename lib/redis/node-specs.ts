@@ -270,8 +270,27 @@ function identityOf(node: LockNode): string {
   const name = (node instanceof IoredisLockNode ? describeClient(node.client) : node.name).toLowerCase();
   const address = /^(\S+):(\d+)$/.exec(name);
   if (!address) return name;
-  const host = address[1].replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const host = canonicalHost(address[1].replace(/^\[(.*)\]$/, '$1').replace(/\.$/, ''));
   return `${LOOPBACK.has(host) ? '127.0.0.1' : host}:${Number(address[2])}`;
+}
+
+/**
+ * One spelling per address: IPv4 as four decimal numbers (`127.1`, `0x7f.0.0.1` and `2130706433` are
+ * `127.0.0.1`, as the WHATWG parser of http: URLs reads them), IPv6 compressed, an IPv4-mapped IPv6 address
+ * (`::ffff:127.0.0.1`) as its IPv4 address; names in lower case.
+ */
+function canonicalHost(host: string): string {
+  let canonical = host;
+  try {
+    canonical = new URL(host.includes(':') ? `http://[${host}]` : `http://${host}`).hostname;
+  } catch {
+    return host;
+  }
+  const ipv6 = canonical.replace(/^\[(.*)\]$/, '$1');
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ipv6);
+  if (!mapped) return ipv6;
+  const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
 const LOOPBACK: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '::1', '0:0:0:0:0:0:0:1']);

@@ -140,6 +140,12 @@ describe('node addresses are checked at construction', () => {
       ['redis://localhost.:7001', { host: 'LOCALHOST', port: 7001 }],
       ['redis://[::1]:7001', { port: '7001' }],
       [{ host: '10.0.0.1', port: 7001 }, 'redis://10.0.0.1:7001/3'],
+      // Other spellings of one address: IPv4 shorthand and hex, IPv4-mapped IPv6, an uncompressed IPv6.
+      ['redis://127.1:7001', 'redis://127.0.0.1:7001'],
+      ['redis://[::ffff:127.0.0.1]:7001', 'redis://127.0.0.1:7001'],
+      [{ host: '0x7f.0.0.1', port: 7001 }, 'redis://localhost:7001'],
+      ['redis://[fe80:0:0:0:0:0:0:1]:7001', { host: 'fe80::1', port: 7001 }],
+      ['redis://10.1:7001', 'redis://10.0.0.1:7001'],
     ]) {
       const error = refusal(['redis://127.0.0.1:7002', ...pair]);
       expect(error).toBeInstanceOf(InvalidArgumentError);
