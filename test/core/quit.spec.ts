@@ -80,6 +80,24 @@ describe('use after quit() (3 real nodes)', () => {
     await held.release();
   });
 
+  it('tryAcquire() right after new Redlock(urls), before its first connection, says to await connect()', async () => {
+    const redlock = new Redlock(nodes.urls, { logger: false, restartGuard: false });
+    try {
+      // Sent in the same turn as the constructor: no connection can be up yet (that takes I/O).
+      const outcome = await redlock.tryAcquire('fresh').catch((e: unknown) => e);
+      expect(outcome).toBeInstanceOf(QuorumUnavailableError);
+      const errors = (outcome as QuorumUnavailableError).votes.filter((v) => v.outcome === 'error');
+      expect(errors.length).toBeGreaterThanOrEqual(2);
+      for (const vote of errors) {
+        expect(vote.error?.message).toMatch(
+          /first connection is still being made.*await redlock\.connect\(\)/,
+        );
+      }
+    } finally {
+      await redlock.quit();
+    }
+  });
+
   it('tryAcquire() on clients not connected yet says to await connect() first', async () => {
     const lazy = nodes.nodes.map(
       (node) => new Redis({ port: node.port, host: node.host, lazyConnect: true }),

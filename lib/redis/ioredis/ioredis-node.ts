@@ -13,14 +13,20 @@ import type { LuaScript, ScriptCall } from '../scripts';
 
 /** The node is not connected, so a command was not sent (rather than queued for a later replay). */
 export class NodeNotConnectedError extends Error {
-  constructor(status: string) {
-    super(notConnected(status));
+  constructor(status: string, firstConnection = false) {
+    super(notConnected(status, firstConnection));
     this.name = 'NodeNotConnectedError';
   }
 }
 
 /** Commands are never queued for later (a replay could land on a restarted node), so say how to get ready. */
-function notConnected(status: string): string {
+function notConnected(status: string, firstConnection: boolean): string {
+  if (firstConnection && (status === 'connecting' || status === 'connect')) {
+    return (
+      `not connected yet (client status "${status}": its first connection is still being made); await ` +
+      'redlock.connect() before the first lock (RedlockModule connects at start-up)'
+    );
+  }
   if (status === 'wait') {
     return (
       'not connected yet (client status "wait": a lazyConnect client never started); await redlock.connect() ' +
@@ -57,7 +63,12 @@ export class IoredisLockNode extends ScriptLockNode {
     return this.owned && !this.cluster && !this.commands.reordering;
   }
   private readonly commands: CommandBatcher;
-  private readonly onReady = () => this.learnRunId();
+  /** Ready at least once: before, a call that finds it connecting is told to await connect(). */
+  private everReady = false;
+  private readonly onReady = () => {
+    this.everReady = true;
+    this.learnRunId();
+  };
   private readonly onClose = () => this.forgetRunId();
 
   /**
@@ -78,24 +89,24 @@ export class IoredisLockNode extends ScriptLockNode {
     // connection (perhaps to a restarted server) forgets it until it has been read again.
     client.on('ready', this.onReady);
     client.on('close', this.onClose);
-    if (client.status === 'ready') this.learnRunId();
+    if (client.status === 'ready') this.onReady();
   }
 
   protected info(): Promise<string> {
     const status = this.client.status;
-    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status));
+    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
     return this.client.info('server');
   }
 
   protected async ping(): Promise<void> {
     const status = this.client.status;
-    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    if (status !== 'ready') throw new NodeNotConnectedError(status, !this.everReady);
     await this.client.ping();
   }
 
   protected async scanTargets(): Promise<readonly ScanTarget[]> {
     const status = this.client.status;
-    if (status !== 'ready') throw new NodeNotConnectedError(status);
+    if (status !== 'ready') throw new NodeNotConnectedError(status, !this.everReady);
     const servers = isClusterClient(this.client)
       ? (this.client as unknown as { nodes(role: 'master'): Redis[] }).nodes('master')
       : [this.client];
@@ -127,7 +138,7 @@ export class IoredisLockNode extends ScriptLockNode {
   /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */
   protected run(script: LuaScript, call: ScriptCall): Promise<unknown> {
     const status = this.client.status;
-    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status));
+    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
     return this.commands.call(script, call.keys, call.args);
   }
 }
