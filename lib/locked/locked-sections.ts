@@ -62,6 +62,8 @@ export class LockedSections {
   private closed = false;
   /** Aborted at shutdown: sections still waiting for their lock stop waiting (with a ShutdownError). */
   private readonly closing = new AbortController();
+  /** Scheduled methods whose ticks are being skipped for want of a quorum: how many so far. */
+  private readonly ticksDown = new Map<string, number>();
   /** The core instance, through its one entry point for locked sections. */
   private readonly core: SectionPort;
 
@@ -113,12 +115,34 @@ export class LockedSections {
         return { ran: false };
       }
       if (scheduled && error instanceof QuorumUnavailableError) {
-        this.log?.warn(messages.tickUnavailable(call.where, scheduled.schedule.description, error));
+        this.tickSkipped(call.where, scheduled, error);
         return { ran: false };
       }
       throw error;
     }
+    if (scheduled) this.tickRan(call.where, scheduled);
     return { ran: true, value: await this.hold(call, lock, entry.missing, entry.settings, scheduled) };
+  }
+
+  /**
+   * A tick skipped for want of a quorum: one warning when a method's ticks start being skipped (saying what
+   * to check), the next ones at debug level only — a 1 s cron during an outage would otherwise warn every
+   * second on every instance.
+   */
+  private tickSkipped(where: string, scheduled: ScheduledRun, error: Error): void {
+    const skipped = (this.ticksDown.get(where) ?? 0) + 1;
+    this.ticksDown.set(where, skipped);
+    const line = messages.tickUnavailable(where, scheduled.schedule.description, error);
+    if (skipped === 1) this.log?.warn(messages.ticksDown(line));
+    else this.log?.debug?.(line);
+  }
+
+  /** A tick got its lock: one line when ticks of a method that were being skipped run again, with the count. */
+  private tickRan(where: string, scheduled: ScheduledRun): void {
+    const skipped = this.ticksDown.get(where);
+    if (skipped === undefined) return;
+    this.ticksDown.delete(where);
+    this.log?.warn(messages.ticksBack(where, scheduled.schedule.description, skipped));
   }
 
   /** The resources of `call` the chain holds already (one lock then), or those to lock and the call's settings. */

@@ -101,6 +101,19 @@ export function tickUnavailable(where: string, schedule: string, error: Error): 
   return `${where} (${schedule}) skipped this tick: ${error.message}`;
 }
 
+/** The first skipped tick of a method: what happened, what to check, and that the next ones are quieter. */
+export function ticksDown(line: string): string {
+  return (
+    `${line} Check that a majority of the Redis nodes is reachable. Further skipped ticks of this method are ` +
+    'logged at debug level until one runs again.'
+  );
+}
+
+/** Ticks of a method run again after `skipped` were skipped. */
+export function ticksBack(where: string, schedule: string, skipped: number): string {
+  return `${where} (${schedule}) runs again: a quorum took its tick's lock (${skipped} tick${skipped === 1 ? '' : 's'} skipped meanwhile).`;
+}
+
 export function synchronousMethod(where: string, type: string): string {
   return (
     `@Locked cannot decorate ${where}: it is declared to return ${type}, synchronously, and its work could not ` +
