@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import {
   AcquireAbortedError,
   InvalidArgumentError,
@@ -60,7 +61,10 @@ export interface ScheduledRun {
 export class LockedSections {
   private readonly held = new HeldLocks();
   private closed = false;
-  /** Aborted at shutdown: sections still waiting for their lock stop waiting (with a ShutdownError). */
+  /**
+   * Aborted at shutdown: sections still waiting for their lock stop waiting (with a ShutdownError). Every
+   * waiting section listens to it: no listener limit (not a leak).
+   */
   private readonly closing = new AbortController();
   /** Scheduled methods whose ticks are being skipped for want of a quorum: how many so far. */
   private readonly ticksDown = new Map<string, number>();
@@ -76,6 +80,7 @@ export class LockedSections {
     private readonly log: RedlockLogger | undefined,
   ) {
     this.core = redlock.sections;
+    setMaxListeners(0, this.closing.signal);
     // However a held lock is released (the service, `lock.release()`, `await using`), shutdown stops waiting
     // for it once its release resolved.
     this.core.onReleased((lock) => this.held.delete(lock));

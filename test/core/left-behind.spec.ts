@@ -36,26 +36,33 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
     // Answers like Redis but never confirms a SUBSCRIBE: the revocation subscription stays pending there.
     silent = await startFakeRespNode((command) => (command === 'subscribe' ? NO_REPLY : undefined));
   });
-  afterAll(async () => {
-    await silent.close();
-    if (!redisNodes.nodes[2].running) await redisNodes.nodes[2].start();
-  });
+  afterAll(() => silent.close());
 
-  it('quit() with a node down, after locks, a waiter it ended, and start-up bounded by connect()', async () => {
+  /** Runs `check` with node 2 down, and starts it again afterwards (the harness flushes the nodes later). */
+  async function withNodeDown(check: () => Promise<void>): Promise<void> {
     await redisNodes.nodes[2].kill();
-    const before = activeHandles();
-    const redlock = new Redlock(redisNodes.urls, OPTIONS);
-    const other = new Redlock(redisNodes.urls, OPTIONS);
-    await Promise.all([redlock.connect(300), other.connect(300)]);
-    const held = await redlock.acquire('lb:a', { ttl: 10_000 });
-    await redlock.using('lb:b', { mode: 'read' }, async () => undefined);
-    const waiting = other.acquire('lb:a', { wait: 5_000 }).catch((error: Error) => error.name);
-    await other.quit();
-    expect(await waiting).toBe('RedlockClosedError');
-    await held.release();
-    await redlock.quit();
-    expect(leftBehind(before)).toEqual([]);
-  });
+    try {
+      await check();
+    } finally {
+      await redisNodes.nodes[2].start();
+    }
+  }
+
+  it('quit() with a node down, after locks, a waiter it ended, and start-up bounded by connect()', () =>
+    withNodeDown(async () => {
+      const before = activeHandles();
+      const redlock = new Redlock(redisNodes.urls, OPTIONS);
+      const other = new Redlock(redisNodes.urls, OPTIONS);
+      await Promise.all([redlock.connect(300), other.connect(300)]);
+      const held = await redlock.acquire('lb:a', { ttl: 10_000 });
+      await redlock.using('lb:b', { mode: 'read' }, async () => undefined);
+      const waiting = other.acquire('lb:a', { wait: 5_000 }).catch((error: Error) => error.name);
+      await other.quit();
+      expect(await waiting).toBe('RedlockClosedError');
+      await held.release();
+      await redlock.quit();
+      expect(leftBehind(before)).toEqual([]);
+    }));
 
   it('quit() while the revocation subscription waits for a node that never confirms it', async () => {
     const before = activeHandles();
@@ -68,16 +75,17 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
     expect(leftBehind(before)).toEqual([]);
   });
 
-  it('app.close() of a Nest app whose module has a node down', async () => {
-    const before = activeHandles();
-    const moduleRef = await Test.createTestingModule({
-      imports: [RedlockModule.forRoot(redisNodes.urls, { ...OPTIONS, connectTimeout: 300 })],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    await app.close();
-    expect(leftBehind(before)).toEqual([]);
-  });
+  it('app.close() of a Nest app whose module has a node down', () =>
+    withNodeDown(async () => {
+      const before = activeHandles();
+      const moduleRef = await Test.createTestingModule({
+        imports: [RedlockModule.forRoot(redisNodes.urls, { ...OPTIONS, connectTimeout: 300 })],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+      await app.close();
+      expect(leftBehind(before)).toEqual([]);
+    }));
 
   it('negative control: a handle planted between the two readings is reported', () => {
     const before = activeHandles();

@@ -48,7 +48,8 @@ describe('release announcements that never stop (3 real nodes)', () => {
       expect(waiter.stats.wokenByRelease).toBeGreaterThan(2);
       // Bounded: gaps from retryDelay (10 ms) doubling up to maxRetryDelay (200 ms) allow about a dozen.
       expect(error.attempts).toBeLessThan(30);
-      expect(calls).toBe(error.attempts * 2);
+      // Each attempt is an acquire and its release; at the end the writer takes its intent back (one call).
+      expect(calls).toBe(error.attempts * 2 + 1);
     } finally {
       running = false;
       await storm;

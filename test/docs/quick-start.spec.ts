@@ -177,6 +177,9 @@ describe("README's quick start, run against 3 real nodes", () => {
     const pkg = path.join(dir, 'node_modules', 'nestjs-redlock');
     buildLibrary(path.join(pkg, 'dist'));
     fs.copyFileSync(path.join(REPO, 'package.json'), path.join(pkg, 'package.json'));
+    // The `nestjs-redlock/core` entry for resolvers that do not read "exports" (node10, what Nest CLI apps use).
+    fs.mkdirSync(path.join(pkg, 'core'));
+    fs.copyFileSync(path.join(REPO, 'core', 'package.json'), path.join(pkg, 'core', 'package.json'));
     // A package of its own, as an app is: inside the repository's, Node would resolve 'nestjs-redlock' to the
     // repository itself (a package importing its own name) instead of node_modules.
     fs.writeFileSync(

@@ -109,7 +109,10 @@ describe('the code blocks of README.md and docs/*.md compile', () => {
     buildLibrary(path.join(dir, 'nestjs-redlock'), true);
     const compiled = [...manual, ...control].filter((snippet) => !snippet.skipped);
     // `nestjs-redlock`: the declarations built above (an absolute path, as these options have no tsconfig).
-    const paths = { 'nestjs-redlock': [path.join(dir, 'nestjs-redlock', 'index.d.ts')] };
+    const paths = {
+      'nestjs-redlock': [path.join(dir, 'nestjs-redlock', 'index.d.ts')],
+      'nestjs-redlock/core': [path.join(dir, 'nestjs-redlock', 'standalone.d.ts')],
+    };
     result = compileSnippets(
       dir,
       compiled,

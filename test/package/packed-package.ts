@@ -65,10 +65,12 @@ export function installInto(app: string, tarball: string, dependencies: readonly
   const target = path.join(modules, 'nestjs-redlock');
   fs.mkdirSync(target, { recursive: true });
   execFileSync('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], { stdio: 'pipe' });
-  for (const name of dependencies) {
+  for (const dependency of dependencies) {
+    // 'redis=redis6': the package installed here as redis6 (an npm alias), seen by the app as redis.
+    const [name, source = name] = dependency.split('=');
     const link = path.join(modules, name);
     fs.mkdirSync(path.dirname(link), { recursive: true });
-    fs.symlinkSync(path.join(REPO, 'node_modules', name), link, 'dir');
+    fs.symlinkSync(path.join(REPO, 'node_modules', source), link, 'dir');
   }
   return target;
 }

@@ -246,7 +246,7 @@ async function app(clients) {
 }
 
 async function main() {
-  const result = {};
+  const result = { redis: require('redis/package.json').version.split('.')[0] };
   try {
     require.resolve('ioredis');
     result.ioredis = 'resolvable';
@@ -321,11 +321,12 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
 
-  it('ships dist, README.md, LICENSE, CHANGELOG.md and package.json only — no tests or maps', () => {
+  it('ships dist, README.md, LICENSE, CHANGELOG.md, package.json and core/package.json only — no tests or maps', () => {
     const files = tarballFiles(tarball);
     const outside = files.filter(
       (file) =>
-        !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file) && !file.startsWith('dist/'),
+        !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'core/package.json'].includes(file) &&
+        !file.startsWith('dist/'),
     );
     expect(outside).toEqual([]);
     expect(files).toEqual(
@@ -341,6 +342,10 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
 
     const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
     expect(manifest.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    expect(manifest.exports['./core']).toEqual({
+      types: './dist/standalone.d.ts',
+      default: './dist/standalone.js',
+    });
     expect(manifest.scripts.prepack).toBe('npm run build');
     // Every Redis client is optional: an app needs the one it uses (ioredis for URLs the library connects).
     expect(manifest.peerDependenciesMeta).toEqual({
@@ -441,34 +446,116 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     expect(result.lockedAfter).toEqual([null, null, null]);
   }, 60_000);
 
-  it('locks in an app that has only node-redis installed (no ioredis): @Locked, and a @Cron tick runs once across two instances', () => {
-    const redisOnly = path.join(work, 'node-redis-app');
-    installInto(redisOnly, tarball, NODE_REDIS_DEPENDENCIES);
+  it.each([
+    ['redis', 'redis 5'],
+    ['redis=redis6', 'redis 6'],
+  ])(
+    'locks in an app that has only node-redis installed (%s, no ioredis): @Locked, URLs, a @Cron tick once across two instances',
+    (redis, version) => {
+      const redisOnly = path.join(work, `node-redis-app-${version.replace(' ', '')}`);
+      const dependencies = NODE_REDIS_DEPENDENCIES.map((name) => (name === 'redis' ? redis : name));
+      installInto(redisOnly, tarball, dependencies);
+      fs.writeFileSync(
+        path.join(redisOnly, 'package.json'),
+        JSON.stringify({ name: 'node-redis-app', private: true }),
+      );
+      fs.writeFileSync(path.join(redisOnly, 'main.js'), NODE_REDIS_MAIN_JS);
+      fs.writeFileSync(path.join(redisOnly, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+      fs.mkdirSync(path.join(redisOnly, 'src'));
+      fs.writeFileSync(path.join(redisOnly, 'src', 'types.ts'), NODE_REDIS_TYPES_TS);
+      const checked = typeCheck(redisOnly, ['--noEmit'], isOurs);
+      expect(checked.output).toBe('');
+      const urls = nodes!.urls.join(',');
+      const output = execFileSync(process.execPath, ['main.js'], {
+        cwd: redisOnly,
+        encoding: 'utf8',
+        env: { ...process.env, PACKED_REDIS_URLS: urls, NODE_OPTIONS: '', NODE_PATH: '' },
+        timeout: 30_000,
+      });
+      const line = output.split('\n').find((l) => l.startsWith('PACKED_RESULT '));
+      expect(line).toBeDefined();
+      const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
+      expect(result.redis).toBe(version.split(' ')[1]);
+      expect(result.ioredis).toBe('absent');
+      expect(result.paid).toBe('paid 7');
+      expect(result.fromUrls).toBe('url:1');
+      // About three ticks in 3.5 s, each run by one of the two instances only.
+      expect(result.ticks.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...result.ticks)).toBe(1);
+    },
+    60_000,
+  );
+  it('without Nest: nestjs-redlock/core locks in a package with no @nestjs installed (node10, node16, bundler)', () => {
+    const plain = path.join(work, 'no-nest-app');
+    installInto(plain, tarball, ['ioredis', '@types/node']);
     fs.writeFileSync(
-      path.join(redisOnly, 'package.json'),
-      JSON.stringify({ name: 'node-redis-app', private: true }),
+      path.join(plain, 'package.json'),
+      JSON.stringify({ name: 'no-nest-app', private: true }),
     );
-    fs.writeFileSync(path.join(redisOnly, 'main.js'), NODE_REDIS_MAIN_JS);
-    fs.writeFileSync(path.join(redisOnly, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
-    fs.mkdirSync(path.join(redisOnly, 'src'));
-    fs.writeFileSync(path.join(redisOnly, 'src', 'types.ts'), NODE_REDIS_TYPES_TS);
-    const checked = typeCheck(redisOnly, ['--noEmit'], isOurs);
-    expect(checked.output).toBe('');
-    const urls = nodes!.urls.join(',');
+    fs.writeFileSync(
+      path.join(plain, 'main.js'),
+      `const { Redlock, LockBusyError } = require('nestjs-redlock/core');
+const urls = process.env.PACKED_REDIS_URLS.split(',');
+let nest = 'absent';
+try { require.resolve('@nestjs/common'); nest = 'resolvable'; } catch {}
+(async () => {
+  const redlock = new Redlock(urls, { restartGuard: false, logger: false });
+  await redlock.connect(2000);
+  const lock = await redlock.acquire('no-nest:1');
+  const busy = await redlock.acquire('no-nest:1', { wait: 0 }).catch((e) => e instanceof LockBusyError);
+  await lock.release();
+  await redlock.quit();
+  const loaded = Object.keys(require.cache).some((file) => file.includes('@nestjs'));
+  console.log('PACKED_RESULT ' + JSON.stringify({ nest, loaded, busy, resource: lock.resources[0] }));
+})().catch((error) => { console.error(error); process.exit(1); });
+`,
+    );
+    fs.mkdirSync(path.join(plain, 'src'));
+    fs.writeFileSync(
+      path.join(plain, 'src', 'main.ts'),
+      "import { Redlock, type Lock } from 'nestjs-redlock/core';\n" +
+        'export async function once(redlock: Redlock): Promise<string> {\n' +
+        "  const lock: Lock = await redlock.acquire('x');\n  await lock.release();\n  return lock.resources[0];\n}\n",
+    );
+    for (const [module, moduleResolution] of [
+      ['commonjs', 'node10'],
+      ['node16', 'node16'],
+      ['esnext', 'bundler'],
+    ]) {
+      fs.writeFileSync(
+        path.join(plain, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module,
+            moduleResolution,
+            target: 'es2022',
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            types: ['node'],
+          },
+          include: ['src'],
+        }),
+      );
+      const checked = typeCheck(
+        plain,
+        [],
+        (file) => file.startsWith('src/') || file.includes('nestjs-redlock/'),
+      );
+      expect({ moduleResolution, output: checked.output }).toEqual({ moduleResolution, output: '' });
+    }
     const output = execFileSync(process.execPath, ['main.js'], {
-      cwd: redisOnly,
+      cwd: plain,
       encoding: 'utf8',
-      env: { ...process.env, PACKED_REDIS_URLS: urls, NODE_OPTIONS: '', NODE_PATH: '' },
+      env: { ...process.env, PACKED_REDIS_URLS: nodes!.urls.join(','), NODE_OPTIONS: '', NODE_PATH: '' },
       timeout: 30_000,
     });
     const line = output.split('\n').find((l) => l.startsWith('PACKED_RESULT '));
-    expect(line).toBeDefined();
-    const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
-    expect(result.ioredis).toBe('absent');
-    expect(result.paid).toBe('paid 7');
-    expect(result.fromUrls).toBe('url:1');
-    // About three ticks in 3.5 s, each run by one of the two instances only.
-    expect(result.ticks.length).toBeGreaterThanOrEqual(2);
-    expect(Math.max(...result.ticks)).toBe(1);
+    expect(JSON.parse(line!.slice('PACKED_RESULT '.length))).toEqual({
+      nest: 'absent',
+      loaded: false,
+      busy: true,
+      resource: 'no-nest:1',
+    });
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../../core';
 import { isClusterClient } from './cluster-slots';
@@ -50,7 +51,10 @@ export type SubscriberFactory = (
 export class ChannelHub implements NodeChannels {
   private subscriber: SubscriberPort | undefined;
   private readonly listeners = new Map<string, Set<ChannelListener>>();
-  /** Aborted by close(): subscriptions still waiting for their confirmation end at once. */
+  /**
+   * Aborted by close(): subscriptions still waiting for their confirmation end at once. Each waiting one
+   * listens to it until it settles: no listener limit (many waiters subscribe at once; not a leak).
+   */
   private readonly closing = new AbortController();
 
   /**
@@ -60,7 +64,9 @@ export class ChannelHub implements NodeChannels {
   constructor(
     private readonly open: SubscriberFactory,
     private sharded = false,
-  ) {}
+  ) {
+    setMaxListeners(0, this.closing.signal);
+  }
 
   /** Release announcements of `keys` (`<key>:released`). */
   async watch(keys: readonly string[], listener: ReleaseListener): Promise<() => void> {
@@ -123,7 +129,7 @@ export class ChannelHub implements NodeChannels {
     if (fresh.length > 0) {
       try {
         await withTimeout(
-          Promise.race([subscriber.subscribe(fresh, sharded), this.closed()]),
+          this.whileOpen(subscriber.subscribe(fresh, sharded)),
           timeout,
           () => new Error(`subscription not confirmed within ${timeout} ms`),
         );
@@ -135,13 +141,23 @@ export class ChannelHub implements NodeChannels {
     return unwatch;
   }
 
-  /** Rejects once the hub is closed. */
-  private closed(): Promise<never> {
+  /** `pending`, or a rejection as soon as the hub is closed; its listener is removed once either happens. */
+  private whileOpen<T>(pending: Promise<T>): Promise<T> {
     const { signal } = this.closing;
-    return new Promise((_, reject) => {
-      const fail = () => reject(new Error('closed by quit()'));
-      if (signal.aborted) fail();
-      else signal.addEventListener('abort', fail, { once: true });
+    if (signal.aborted) return Promise.reject(new Error('closed by quit()'));
+    return new Promise<T>((resolve, reject) => {
+      const onClose = () => reject(new Error('closed by quit()'));
+      signal.addEventListener('abort', onClose, { once: true });
+      pending.then(
+        (value) => {
+          signal.removeEventListener('abort', onClose);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onClose);
+          reject(error);
+        },
+      );
     });
   }
 
