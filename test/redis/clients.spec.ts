@@ -4,7 +4,7 @@ import Valkey from 'iovalkey';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
-import { Interval, findOverlaps } from '../checkers/intervals';
+import { Interval, findOverlaps } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

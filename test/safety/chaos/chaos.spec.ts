@@ -7,9 +7,9 @@
  * CHAOS_SEED=<n> replays a seed's fault plan; CHAOS_PROFILE=long runs the main run for ten minutes.
  * The full record of every phase is written to $TMPDIR/nestjs-redlock-chaos/seed-<seed>-<phase>.json.
  */
-import { QuorumUnavailableError, Redlock } from '../../lib';
+import { QuorumUnavailableError, Redlock } from '../../../lib';
 import { findOverlaps } from '../checkers/intervals';
-import { reportProgress } from '../support';
+import { reportProgress } from '../../support';
 import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
 import { ChaosCluster, PhaseRun } from './cluster';
 import { GuardAttempt, restartUnderHolder } from './guard-scenario';

@@ -8,8 +8,8 @@
 import { performance } from 'node:perf_hooks';
 // The core and its ioredis layer, not lib/index.ts: the Nest layer (@nestjs/*, rxjs) would cost each of the six
 // client processes about 0.2 s of CPU to load, for nothing.
-import { Lock, NodeVote } from '../../lib/core';
-import { NodeSpec, Redlock } from '../../lib/redis';
+import { Lock, NodeVote } from '../../../lib/core';
+import { NodeSpec, Redlock } from '../../../lib/redis';
 import Valkey from 'iovalkey';
 import { createClient } from 'redis';
 import { ClientMessage, ClientPhase, ClientStats, LoopStyle, NO_INFO_USER, ParentMessage } from './protocol';

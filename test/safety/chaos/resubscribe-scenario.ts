@@ -1,4 +1,4 @@
-import { Redlock } from '../../lib/redis';
+import { Redlock } from '../../../lib/redis';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,4 +1,4 @@
-import { Lock, Redlock, RedlockError } from '../../lib';
+import { Lock, Redlock, RedlockError } from '../../../lib';
 import type { ChaosCluster } from './cluster';
 
 /** One run of the restart-guard scenario. */
