@@ -5,9 +5,7 @@ import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../safety/checkers/intervals';
-import { useRedisNodes } from '../support';
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { delay, useRedisNodes } from '../support';
 
 /** One client kind the application may already use, as it would create and close its clients. */
 interface ClientKind {

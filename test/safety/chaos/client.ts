@@ -15,6 +15,7 @@ import { createClient } from 'redis';
 import { ClientMessage, ClientPhase, ClientStats, LoopStyle, NO_INFO_USER, ParentMessage } from './protocol';
 import { Random } from './random';
 import { resubscribeScenario } from './resubscribe-scenario';
+import { delay as sleep } from '../../support/waits';
 
 let client = -1;
 let urls: readonly string[] = [];
@@ -30,7 +31,6 @@ const fences = new Map<number, (accepted: boolean) => void>();
 const LAG_THRESHOLD = 50;
 
 const now = (): number => Number(process.hrtime.bigint() - base) / 1e6;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 function send(message: ClientMessage): void {
   if (process.connected) process.send!(message);

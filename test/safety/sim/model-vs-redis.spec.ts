@@ -41,7 +41,7 @@ import {
   limitCall,
   releaseCall,
 } from '../../../lib/redis/scripts/scripts';
-import { RedisNodes, startRedisNodes } from '../../support';
+import { RedisNodes, delay as sleep, startRedisNodes } from '../../support';
 import { Prng } from './prng';
 import { GuardArgs, ServerSpec, VirtualServer } from './server';
 
@@ -682,10 +682,6 @@ class Differential {
   private count(record: Record<string, number>, key: string): void {
     record[key] = (record[key] ?? 0) + 1;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => {
