@@ -15,7 +15,8 @@ import * as ts from 'typescript';
  * - `timers/promises`: every call of `setTimeout` imported from 'timers/promises' or 'node:timers/promises'
  *   (under any local name), e.g. `import { setTimeout as sleep } from 'node:timers/promises'`;
  * - `sleep`: every call of a sleep helper, a function named `sleep` or `delay` whose definition waits on the
- *   real clock (a local one, or one imported: helpers resolve by name across the scanned files);
+ *   real clock (a local one, or one imported, also under another name: helpers resolve by name across the
+ *   scanned files);
  * - `poll`: every call of a real-time polling helper, a named function or method whose name says it waits
  *   (`eventually`, `wait...`, `until...`, `poll...`) and whose body loops around a real-time wait
  *   (`eventually`, `waitForNodeAge`, `waitForUptime`, `waitForPing`...: found, not listed), as a plain call
@@ -71,6 +72,19 @@ function timersPromisesNames(source: ts.SourceFile): Set<string> {
     }
   }
   return names;
+}
+
+/** Local names of imports renamed on the way in (`import { delay as sleep }`: sleep → delay). */
+function importAliases(source: ts.SourceFile): Map<string, string> {
+  const aliases = new Map<string, string>();
+  for (const statement of source.statements) {
+    const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : undefined;
+    if (!bindings || !ts.isNamedImports(bindings)) continue;
+    for (const element of bindings.elements) {
+      if (element.propertyName) aliases.set(element.name.text, element.propertyName.text);
+    }
+  }
+  return aliases;
 }
 
 /** A named function-like definition: a function declaration, a const bound to a function, a method. */
@@ -190,9 +204,14 @@ function sleepsIn(source: ts.SourceFile, helpers: Helpers, root: string): Sleep[
   const timers = timersPromisesNames(source);
   // A sleep helper defined in this file decides for this file (the simulation's `sleep` is virtual).
   const sleeps = new Map(helpers.sleeps);
+  const polls = new Set(helpers.polls);
   forEachDefinition(source, (name, body) => {
     if (SLEEP_NAMES.has(name)) sleeps.set(name, waitsOnRealClock(body, timers, new Map()));
   });
+  for (const [local, imported] of importAliases(source)) {
+    if (!timers.has(local)) sleeps.set(local, helpers.sleeps.get(imported) ?? false);
+    if (helpers.polls.has(imported)) polls.add(local);
+  }
   const found: Sleep[] = [];
   const file = path.relative(root, source.fileName);
   const visit = (node: ts.Node, inHelper: boolean) => {
@@ -203,7 +222,7 @@ function sleepsIn(source: ts.SourceFile, helpers: Helpers, root: string): Sleep[
       const callee = calleeName(node);
       let kind = primitiveKind(node, timers);
       if (!kind && callee && !callee.method && sleeps.get(callee.name)) kind = 'sleep';
-      if (!kind && callee && helpers.polls.has(callee.name)) kind = 'poll';
+      if (!kind && callee && polls.has(callee.name)) kind = 'poll';
       if (kind) {
         const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
         const text = node.getText(source).split('\n')[0].slice(0, 80);
