@@ -3,10 +3,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
-import { RedisNodes, startRedisNodes } from '../support';
+import { RedisNodes, delay, startRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * `npm run dev:redis` (scripts/dev-redis.ts), run as package.json says, and the package's own command,

@@ -1,6 +1,6 @@
 import { Lock, Redlock } from '../../lib';
-import { FencedRegister } from '../checkers/fenced-register';
-import { Interval, findStaleTokens } from '../checkers/intervals';
+import { FencedRegister } from '../safety/checkers/fenced-register';
+import { Interval, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

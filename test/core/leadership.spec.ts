@@ -7,7 +7,7 @@ import {
   RedlockClosedError,
   RedlockEventMap,
 } from '../../lib';
-import { Interval, findOverlaps, findStaleTokens } from '../checkers/intervals';
+import { Interval, findOverlaps, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn } from './helpers';
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Redlock } from '../../lib';
-import { Interval, findOverlaps } from '../checkers/intervals';
+import { Interval, findOverlaps } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
 

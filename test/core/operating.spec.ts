@@ -9,7 +9,7 @@ import {
   UnknownOptionError,
   type LockInspection,
 } from '../../lib';
-import { FencedRegister } from '../checkers/fenced-register';
+import { FencedRegister } from '../safety/checkers/fenced-register';
 import { useRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';

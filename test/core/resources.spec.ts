@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Redlock } from '../../lib';
 import { fenceKey, lockKey, normalizeResources } from '../../lib/core/resources';
 import { compileLockKey } from '../../lib/locked/lock-key';
-import { Prng } from '../sim/prng';
+import { Prng } from '../safety/sim/prng';
 
 /** A seeded generator (the simulation's), so a failure can be replayed. */
 function prng(seed: number): () => number {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Lock, LockBusyError, Redlock } from '../../lib';
-import { Interval, findOverAdmissions, findStaleTokens } from '../checkers/intervals';
+import { Interval, findOverAdmissions, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
 

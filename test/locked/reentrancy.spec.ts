@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Lock, LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
-import { Interval, findOverlaps } from '../checkers/intervals';
+import { Interval, findOverlaps } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from '../nest/helpers';
 

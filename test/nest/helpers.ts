@@ -2,6 +2,8 @@ import { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common'
 import { Test } from '@nestjs/testing';
 import type { RedisNodes } from '../support';
 
+export { delay, eventually, valuesOnNodes } from '../support';
+
 /**
  * Module options for the tests: silent; a per-node timeout that survives a loaded machine (the default
  * 50 ms is for production networks; here a late answer would turn contention into unavailability); and
@@ -34,20 +36,6 @@ export async function closeApps(): Promise<void> {
 /** The Redis key of a resource under the default prefix. */
 export const keyOf = (resource: string): string => `redlock:{${resource}}`;
 
-/** The value of `key` on each node (null where absent), through short-lived admin connections. */
-export async function valuesOnNodes(nodes: RedisNodes, key: string): Promise<(string | null)[]> {
-  return Promise.all(
-    nodes.nodes.map(async (node) => {
-      const client = node.redis();
-      try {
-        return await client.get(key);
-      } finally {
-        client.disconnect();
-      }
-    }),
-  );
-}
-
 /** The names of the clients connected to each node (`CLIENT LIST`), the asking connection excluded. */
 export async function clientsOnNodes(nodes: RedisNodes): Promise<string[][]> {
   return Promise.all(
@@ -64,21 +52,6 @@ export async function clientsOnNodes(nodes: RedisNodes): Promise<string[][]> {
       }
     }),
   );
-}
-
-export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` every 10 ms until true or `timeout` ms passed; returns its last value. */
-export async function eventually(
-  condition: () => Promise<boolean> | boolean,
-  timeout = 3_000,
-): Promise<boolean> {
-  const end = Date.now() + timeout;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > end) return false;
-    await delay(10);
-  }
 }
 
 /** A promise with its resolve function, to hold a handler open until the test lets it go. */

@@ -4,10 +4,8 @@ import Valkey from 'iovalkey';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
-import { Interval, findOverlaps } from '../checkers/intervals';
-import { useRedisNodes } from '../support';
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { Interval, findOverlaps } from '../safety/checkers/intervals';
+import { delay, useRedisNodes } from '../support';
 
 /** One client kind the application may already use, as it would create and close its clients. */
 interface ClientKind {

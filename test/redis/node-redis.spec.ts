@@ -3,10 +3,8 @@ import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
 import { optionalPeer } from '../../lib/redis/script-node/client-packages';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
-import { clientCounts, useRedisNodes } from '../support';
+import { clientCounts, delay, useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const LEAST_PRIVILEGE =
   'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +exists +zadd +zrange ' +

@@ -11,3 +11,5 @@ export type { NodeSource, RedisNodeHandle, RedisNodes, StartRedisNodesOptions } 
 export { NO_REPLY, startFakeRespNode } from './fake-resp-node';
 export type { FakeRespNode, RespHandler, RespValue } from './fake-resp-node';
 export { clientCounts } from './client-counts';
+export { delay, eventually } from './waits';
+export { valuesOnNodes } from './node-values';

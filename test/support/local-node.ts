@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { forgetDir, removeOnExit } from './exit-cleanup';
 import { freePort } from './free-port';
-import { sleep } from './probe';
+import { delay as sleep } from './waits';
 import { PortInUseError, RedisProcess } from './redis-process';
 import { ADMIN_CLIENT_OPTIONS, type RedisNodeHandle } from './types';
 

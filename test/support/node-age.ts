@@ -1,4 +1,4 @@
-import { sleep } from './probe';
+import { delay as sleep } from './waits';
 import type { RedisNodes } from './types';
 
 /** Each node's `uptime_in_seconds`, as its `INFO server` reports it (whole wall-clock seconds). */

@@ -36,5 +36,3 @@ export function probeServerPid(
     socket.once('close', () => done(undefined));
   });
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { forgetPid, killOnExit } from './exit-cleanup';
-import { probeServerPid, sleep } from './probe';
+import { probeServerPid } from './probe';
+import { delay as sleep } from './waits';
 
 /** Thrown when redis-server exits at startup because its port is taken; callers may retry. */
 export class PortInUseError extends Error {}

@@ -10,6 +10,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cron, Interval, ScheduleModule } from '@nestjs/schedule';
 import { Locked, RedlockModule } from '../../../lib';
+import { delay as sleep } from '../../support/waits';
 
 const env = process.env;
 const instance = Number(env.INSTANCE);
@@ -18,7 +19,6 @@ const bodyMs = Number(env.BODY_MS ?? 0);
 const oncePerTick = env.ONCE_PER_TICK !== '0';
 const log = env.LOG!;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** When this instance's timer really fired (before the simulated lateness). */
 let firedAt = 0;
 

@@ -7,9 +7,9 @@
  * CHAOS_SEED=<n> replays a seed's fault plan; CHAOS_PROFILE=long runs the main run for ten minutes.
  * The full record of every phase is written to $TMPDIR/nestjs-redlock-chaos/seed-<seed>-<phase>.json.
  */
-import { QuorumUnavailableError, Redlock } from '../../lib';
+import { QuorumUnavailableError, Redlock } from '../../../lib';
 import { findOverlaps } from '../checkers/intervals';
-import { reportProgress } from '../support';
+import { reportProgress } from '../../support';
 import { PhaseAnalysis, analyse, intervalsOf } from './analysis';
 import { ChaosCluster, PhaseRun } from './cluster';
 import { GuardAttempt, restartUnderHolder } from './guard-scenario';
@@ -26,6 +26,7 @@ import { Random, runSeed } from './random';
 import { chaosProfile, describeOverlaps, phaseLine, safetyViolations, saveLog, violations } from './report';
 import { bareQuorumRestarts, runFaultWindows, slowVictims } from './scheduler';
 import { startSubscribeDropper } from './subscribe-dropper';
+import { delay } from '../../support/waits';
 
 const NODES = 5;
 const CLIENTS = 6;
@@ -34,7 +35,6 @@ const QUORUM = 3;
 const GUARD_ATTEMPTS = 6;
 const profile = chaosProfile();
 const seed = runSeed();
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.name}, CHAOS_SEED=${seed})`, () => {
   let cluster: ChaosCluster | undefined;

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisNodes, TcpProxy, startRedisNodes, startTcpProxy } from '../support';
+import { RedisNodes, TcpProxy, startRedisNodes, startTcpProxy } from '../../support';
 import { ClientBuild, buildClient } from './build-client';
 import { ClientProcess, PhaseReport } from './client-process';
 import { FencedResources, Rejection } from './fenced-resources';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { TreeBuild, transpileTree } from '../support/transpile-tree';
+import { TreeBuild, transpileTree } from '../../support/transpile-tree';
 
 /** A transpiled copy of the client and everything it imports from this repository. */
 export type ClientBuild = TreeBuild;

@@ -1,4 +1,4 @@
-import { RedlockCore } from '../../lib/core';
+import { RedlockCore } from '../../../lib/core';
 import {
   Interval,
   findExclusionViolations,

@@ -1,8 +1,8 @@
 /**
  * Run or replay simulations by hand:
  *
- *   npx ts-node --transpile-only test/sim/cli.ts run [profile] [count] [baseSeed]
- *   npx ts-node --transpile-only test/sim/cli.ts replay <seed> [profile]
+ *   npx ts-node --transpile-only test/safety/sim/cli.ts run [profile] [count] [baseSeed]
+ *   npx ts-node --transpile-only test/safety/sim/cli.ts replay <seed> [profile]
  *
  * `replay` prints the schedule's configuration, its full event trace and what the oracles found.
  */

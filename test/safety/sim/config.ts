@@ -1,4 +1,4 @@
-import type { RedlockOptions } from '../../lib/core';
+import type { RedlockOptions } from '../../../lib/core';
 import type { LinkSpec } from './connection';
 import type { Prng } from './prng';
 import type { ServerSpec } from './server';

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../lib/core';
+import type { Clock, Timer } from '../../../lib/core';
 
 /** One scheduled event. Cancelling clears `fn`; the entry stays in the heap and is skipped when popped. */
 interface Entry {

@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, ExtendItem, LockNode } from '../../lib/core';
+import type { AcquireReply, AcquireRequest, ExtendItem, LockNode } from '../../../lib/core';
 import type { SimContext } from './context';
 import type { Subscription, VirtualServer } from './server';
 

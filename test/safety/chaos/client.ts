@@ -8,13 +8,14 @@
 import { performance } from 'node:perf_hooks';
 // The core and its ioredis layer, not lib/index.ts: the Nest layer (@nestjs/*, rxjs) would cost each of the six
 // client processes about 0.2 s of CPU to load, for nothing.
-import { Lock, NodeVote } from '../../lib/core';
-import { NodeSpec, Redlock } from '../../lib/redis';
+import { Lock, NodeVote } from '../../../lib/core';
+import { NodeSpec, Redlock } from '../../../lib/redis';
 import Valkey from 'iovalkey';
 import { createClient } from 'redis';
 import { ClientMessage, ClientPhase, ClientStats, LoopStyle, NO_INFO_USER, ParentMessage } from './protocol';
 import { Random } from './random';
 import { resubscribeScenario } from './resubscribe-scenario';
+import { delay as sleep } from '../../support/waits';
 
 let client = -1;
 let urls: readonly string[] = [];
@@ -30,7 +31,6 @@ const fences = new Map<number, (accepted: boolean) => void>();
 const LAG_THRESHOLD = 50;
 
 const now = (): number => Number(process.hrtime.bigint() - base) / 1e6;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 function send(message: ClientMessage): void {
   if (process.connected) process.send!(message);

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { TreeBuild, transpileTree } from '../support/transpile-tree';
+import { TreeBuild, transpileTree } from '../../support/transpile-tree';
 
 /** The worker thread's entry point as plain JavaScript, and how to remove it. */
 export type WorkerBuild = TreeBuild;

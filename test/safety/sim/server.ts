@@ -1,4 +1,4 @@
-import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../lib/core';
+import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../../lib/core';
 import type { SimContext } from './context';
 
 /** What a server needs from its surroundings: the true time (ms) and, for shuffling a paused backlog, a PRNG. */

@@ -6,7 +6,7 @@ import {
   QuorumUnavailableError,
   RedlockCore,
   type Timer,
-} from '../../lib/core';
+} from '../../../lib/core';
 import type { Interval } from '../checkers/intervals';
 import type { OpSpec } from './config';
 import type { SimContext } from './context';

@@ -1,12 +1,12 @@
 /**
  * Deterministic simulation of the algorithm (issue 5): the real core (`Redlock`, unchanged) over simulated
- * nodes, links and clocks in virtual time, one seeded PRNG per schedule. See test/sim/README.md.
+ * nodes, links and clocks in virtual time, one seeded PRNG per schedule. See test/safety/sim/README.md.
  *
  * SIM_SCHEDULES=<n> sets how many schedules the main run explores (default below); SIM_SEED=<n> fixes the
  * base seed (default: random, printed). A failing schedule prints its seed; replay it with
- *   npx ts-node --transpile-only test/sim/cli.ts replay <seed> [profile]
+ *   npx ts-node --transpile-only test/safety/sim/cli.ts replay <seed> [profile]
  */
-import { Progress, reportProgress } from '../support';
+import { Progress, reportProgress } from '../../support';
 import type { Profile } from './config';
 import { SimPool } from './parallel';
 import { RunSummary, formatSummary, runOne, runSchedules, seedOf } from './runner';
@@ -55,7 +55,7 @@ function explain(summary: RunSummary): string {
   return summary.failures
     .map(
       (failure) =>
-        `seed ${failure.seed} (replay: npx ts-node --transpile-only test/sim/cli.ts replay ${failure.seed} ` +
+        `seed ${failure.seed} (replay: npx ts-node --transpile-only test/safety/sim/cli.ts replay ${failure.seed} ` +
         `${failure.profile}):\n  ${failure.findings.join('\n  ')}`,
     )
     .join('\n');

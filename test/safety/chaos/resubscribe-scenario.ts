@@ -1,6 +1,6 @@
-import { Redlock } from '../../lib/redis';
+import { Redlock } from '../../../lib/redis';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+import { delay as sleep } from '../../support/waits';
 
 /**
  * The re-subscribe scenario, run inside a client process so that an unhandled rejection kills the process

@@ -1,5 +1,6 @@
 import type { ChaosCluster } from './cluster';
 import type { Random } from './random';
+import { delay as sleep } from '../../support/waits';
 
 /** The kinds of fault window the main run draws from, with their weights. */
 export const WINDOW_KINDS = [
@@ -21,8 +22,6 @@ export type WindowKind = (typeof WINDOW_KINDS)[number][0];
  * at most two per-node timeouts, 150 ms each here), so the cut nodes hold none of its keys.
  */
 const FRESH_AFTER_CUT = 400;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /**
  * The main run's fault scheduler: back-to-back windows until `until` (ms on the cluster clock). Each window

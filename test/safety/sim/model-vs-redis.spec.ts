@@ -1,5 +1,5 @@
 /**
- * Differential test: the simulation's model of the scripts (`test/sim/server.ts`) against the real Lua
+ * Differential test: the simulation's model of the scripts (`test/safety/sim/server.ts`) against the real Lua
  * (`lib/redis/scripts/`, the code that ships) on a real redis-server. One seeded random sequence of
  * operations — acquire with and without fencing and with the restart guard in both modes, fence, extend,
  * release, the semaphore limit record, read-write locks, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
@@ -14,14 +14,14 @@
  * tick), so every comparison is decidable. SIM_DIFF_OPS / SIM_DIFF_SEED change the length and the seed.
  */
 import { Redis } from 'ioredis';
-import { type AcquireReply, type AcquireRequest, type ExtendItem, ForeignDataError } from '../../lib/core';
+import { type AcquireReply, type AcquireRequest, type ExtendItem, ForeignDataError } from '../../../lib/core';
 import {
   acquireReplyOf,
   flagReplyOf,
   flagsReplyOf,
   limitReplyOf,
   releaseReplyOf,
-} from '../../lib/redis/scripts';
+} from '../../../lib/redis/scripts';
 import {
   ACQUIRE_SCRIPT,
   EXTEND_MANY_SCRIPT,
@@ -40,8 +40,8 @@ import {
   fenceCall,
   limitCall,
   releaseCall,
-} from '../../lib/redis/scripts';
-import { RedisNodes, startRedisNodes } from '../support';
+} from '../../../lib/redis/scripts';
+import { RedisNodes, delay as sleep, startRedisNodes } from '../../support';
 import { Prng } from './prng';
 import { GuardArgs, ServerSpec, VirtualServer } from './server';
 
@@ -682,10 +682,6 @@ class Differential {
   private count(record: Record<string, number>, key: string): void {
     record[key] = (record[key] ?? 0) + 1;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => {

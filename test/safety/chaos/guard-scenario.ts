@@ -1,5 +1,6 @@
-import { Lock, Redlock, RedlockError } from '../../lib';
+import { Lock, Redlock, RedlockError } from '../../../lib';
 import type { ChaosCluster } from './cluster';
+import { delay } from '../../support/waits';
 
 /** One run of the restart-guard scenario. */
 export interface GuardAttempt {
@@ -22,8 +23,6 @@ export interface GuardAttempt {
   readonly grantedMsAfterStart?: number;
   readonly firstValidForMs?: number;
 }
-
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A (client 0's proxies, cut from nodes 3 and 4) takes a lock on exactly {0, 1, 2}, about a third into a
