@@ -37,7 +37,6 @@ describe('docs/DESIGN.md §0: the route of one uncontended @Locked call', () => 
     // An index.ts of only `export ... from` has no function of its own; its compiled re-export getters run.
     const others = covered.filter((file) => !route.includes(file));
     expect(others.filter((file) => !isBarrel(file))).toEqual([]);
-    expect(others.length).toBeGreaterThan(0); // the barrels are seen: the coverage did record the call
   });
 
   // Against the list that matches what ran (so they hold whether §0 is up to date or not).
