@@ -20,9 +20,15 @@ export interface TreeBuild {
  * with the TypeScript compiler this process has already loaded, so child processes and worker threads start
  * as plain Node in milliseconds — registering ts-node in each costs seconds of CPU on a shared two-core
  * machine. Type checking is `npm run lint`'s job. With `linkNodeModules`, packages also resolve from the
- * copy's own folder (worker threads ignore NODE_PATH).
+ * copy's own folder (worker threads ignore NODE_PATH). `transformers`, when given, names TypeScript
+ * transformers to apply to a file (by its absolute path), e.g. to instrument the library's files.
  */
-export function transpileTree(entryTs: string, name: string, linkNodeModules = false): TreeBuild {
+export function transpileTree(
+  entryTs: string,
+  name: string,
+  linkNodeModules = false,
+  transformers?: (file: string) => ts.CustomTransformers | undefined,
+): TreeBuild {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), `nestjs-redlock-${name}-`));
   if (linkNodeModules) fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(out, 'node_modules'), 'dir');
   const compilerOptions: ts.CompilerOptions = {
@@ -39,7 +45,11 @@ export function transpileTree(entryTs: string, name: string, linkNodeModules = f
     if (seen.has(file)) continue;
     seen.add(file);
     const source = fs.readFileSync(file, 'utf8');
-    const output = ts.transpileModule(source, { compilerOptions, fileName: file }).outputText;
+    const output = ts.transpileModule(source, {
+      compilerOptions,
+      fileName: file,
+      transformers: transformers?.(file),
+    }).outputText;
     const target = path.join(out, path.relative(ROOT, file)).replace(/\.ts$/, '.js');
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, output);
