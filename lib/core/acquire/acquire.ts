@@ -23,7 +23,7 @@ import { ACQUIRED, NOT_OWNER, VoteOutcome } from '../votes';
 import { clearIntents, releaseOnAll } from '../release';
 import { ReleaseWaiter } from './release-waiter';
 import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
-import { type RetryPoint, guardWaitOf, isSplit, retryDelay } from './retry';
+import { type RetryPoint, guardWaitOf, isSplit, quorumFreeIn, retryDelay } from './retry';
 import { driftOf, validUntil } from '../validity';
 
 /**
@@ -200,18 +200,13 @@ export function failureOf(
 function classify(plan: NodeGroup, votes: NodeVote[]): Attempt {
   let busy = 0;
   let unavailable = 0;
-  let holderTtl: number | undefined;
   for (const vote of votes) {
-    if (vote.outcome === 'busy') {
-      busy++;
-      if (vote.holderTtl !== undefined && vote.holderTtl >= 0) {
-        holderTtl = holderTtl === undefined ? vote.holderTtl : Math.min(holderTtl, vote.holderTtl);
-      }
-    } else if (vote.outcome === 'error' || vote.outcome === 'timeout' || vote.outcome === 'refused')
+    if (vote.outcome === 'busy') busy++;
+    else if (vote.outcome === 'error' || vote.outcome === 'timeout' || vote.outcome === 'refused')
       unavailable++;
   }
   const kind = busy > 0 && plan.nodes.length - unavailable >= plan.quorum ? 'busy' : 'unavailable';
-  return { kind, votes, holderTtl };
+  return { kind, votes, holderTtl: quorumFreeIn(votes, plan.quorum) };
 }
 
 /**

@@ -46,6 +46,29 @@ export interface RetryPoint {
   readonly budget: number;
 }
 
+/**
+ * In how many ms a quorum's copies of the lock can have expired, by the busy nodes' ttls: the
+ * (quorum − free)-th smallest holder ttl, where `free` nodes said yes to this attempt. The lock cannot be free
+ * before that; the smallest ttl alone would hunt the one node whose copy expired early — after a forward step
+ * of its clock, say — and win a quorum with its vote (issue "clock steps": 18–23 overlaps measured with the
+ * smallest). Undefined when the busy nodes' ttls cannot make a quorum (unknown or no expiry).
+ */
+export function quorumFreeIn(votes: readonly NodeVote[], quorum: number): number | undefined {
+  let free = 0;
+  const ttls: number[] = [];
+  for (const vote of votes) {
+    if (vote.outcome === 'acquired') free++;
+    else if (vote.outcome === 'busy' && vote.holderTtl !== undefined && vote.holderTtl >= 0) {
+      ttls.push(vote.holderTtl);
+    }
+  }
+  const needed = quorum - free;
+  if (needed <= 0) return ttls.length > 0 ? Math.min(...ttls) : undefined;
+  if (needed > ttls.length) return undefined;
+  ttls.sort((a, b) => a - b);
+  return ttls[needed - 1];
+}
+
 /** A split vote: some node said yes to this attempt, yet it is busy. */
 export function isSplit(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolean {
   return attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
