@@ -48,7 +48,10 @@ export interface RedlockEventMap {
     mode: 'read' | 'write';
     permits: number | undefined;
   };
-  /** This instance became leader of `resources[0]` through `lead()`; `term` counts from 1 per `lead()` call. */
+  /**
+   * This instance became leader of `resources[0]` through `lead()`; `term` counts from 1 per `lead()` call on
+   * this instance (not across the fleet: order terms by `fencingToken`, which grows with every later term).
+   */
   elected: { resources: readonly string[]; term: number; fencingToken: number };
   /**
    * A term of `lead()` ended: its work `returned` or `failed` (threw), its lease was `lost`, or the caller's
