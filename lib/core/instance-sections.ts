@@ -82,9 +82,8 @@ export class InstanceSections implements SectionPort {
     waiting.set(template, (waiting.get(template) ?? 0) + 1);
     try {
       const lock = await lockResources(this.locking, resources, settings, true, retrySplitsOnly);
-      // Throwing on busy, an acquisition resolves a lock or rejects.
-      lock!.template = template;
-      return lock!;
+      lock.template = template;
+      return lock;
     } finally {
       const left = (waiting.get(template) ?? 1) - 1;
       if (left > 0) waiting.set(template, left);
