@@ -168,7 +168,13 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     // Another RedlockService in the same application (RedlockModule imported twice) is found instead of this one.
     if (this.moduleRef.get(RedlockService, { strict: false }) !== this)
       this.log?.warn(messages.importedTwice());
-    if (this.log) this.redlock.on('node-error', nodeErrorWarner(this.log));
+    if (this.log) {
+      const warn = nodeErrorWarner(this.log);
+      // Once shutdown began, commands still in flight fail as their connections close: that is not news.
+      this.redlock.on('node-error', (event) => {
+        if (this.closing === undefined) warn(event);
+      });
+    }
     const states = await this.redlock.connect(this.connectTimeout);
     const { quorum } = this.redlock;
     const down = states.filter((state) => !state.ready);
