@@ -7,7 +7,7 @@ import {
   ReleaseWaiter,
   backoffDelay,
 } from '../acquire';
-import { InvalidArgumentError, PermitCountMismatchError } from '../errors';
+import { PermitCountMismatchError } from '../errors';
 import { askNodes, type AcquireRequest, callNode } from '../nodes';
 import { nextOwnerValue } from '../lock';
 import { conflictingPermits, describe } from '../messages';
