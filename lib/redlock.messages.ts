@@ -98,9 +98,8 @@ export function permitsInFlux(resources: readonly string[]): string {
   return `${resourcesOf(resources)} cannot be locked right now (its number of permits is being changed); try again later.`;
 }
 
-/** A node failed an operation (at most one such warning per node every 10 s). */
-export function nodeError(node: string, operation: string, error: Error, suppressed: number): string {
-  const more = suppressed > 0 ? ` (${suppressed} more errors from this node in the last 10 s)` : '';
+/** A node failed an operation: said once when it starts failing (its next errors are counted, not logged). */
+export function nodeError(node: string, operation: string, error: Error): string {
   const article = /^[aeiou]/.test(operation) ? 'an' : 'a';
   // A marker holding another application's data: the node is up and reachable, its error says what to do.
   const check =
@@ -108,9 +107,16 @@ export function nodeError(node: string, operation: string, error: Error, suppres
       ? ''
       : 'Check that its address is right and that it is up and reachable; ';
   return (
-    `Redis node ${node} failed ${article} ${operation}: ${error.message.replace(/\.$/, '')}${more}. ${check}` +
-    `${check ? 'until' : 'Until'} then locks need a majority of the other nodes, and fail when fewer answer.`
+    `Redis node ${node} failed ${article} ${operation}: ${error.message.replace(/\.$/, '')}. ${check}` +
+    `${check ? 'until' : 'Until'} then locks need a majority of the other nodes, and fail when fewer answer. ` +
+    'Its next errors are not logged; a line says when it answers again.'
   );
+}
+
+/** A node that failed answers again. */
+export function nodeBack(node: string, errors: number, downFor: number): string {
+  const seconds = downFor < 10_000 ? (downFor / 1000).toFixed(1) : String(Math.round(downFor / 1000));
+  return `Redis node ${node} answers again, after ${errors} failed ${errors === 1 ? 'command' : 'commands'} over ${seconds} s.`;
 }
 
 /** `forRootAsync()` given something it cannot build the options from. */

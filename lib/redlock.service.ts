@@ -169,11 +169,12 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     if (this.moduleRef.get(RedlockService, { strict: false }) !== this)
       this.log?.warn(messages.importedTwice());
     if (this.log) {
-      const warn = nodeErrorWarner(this.log);
+      const outages = new NodeOutageLog(this.log);
       // Once shutdown began, commands still in flight fail as their connections close: that is not news.
       this.redlock.on('node-error', (event) => {
-        if (this.closing === undefined) warn(event);
+        if (this.closing === undefined) outages.failed(event);
       });
+      this.redlock.on('node-recovered', (event) => outages.recovered(event));
     }
     const states = await this.redlock.connect(this.connectTimeout);
     const { quorum } = this.redlock;
@@ -214,23 +215,33 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** How often one node's errors may be logged as a warning, in ms; the ones in between are counted. */
-const NODE_ERROR_WARN_INTERVAL = 10_000;
+/** The shortest gap between two "node went bad" warnings of one node, in ms: a flapping node warns once. */
+const NODE_WARN_INTERVAL = 10_000;
 
 /**
- * A `node-error` listener that warns about each node's errors without flooding the log: at most one warning
- * per node per interval, saying how many errors the interval held.
+ * Logs each node's outages without flooding the log: one warning when a node starts failing (saying what to
+ * check), none for its next errors, and one line when it answers again, with how many errors it failed with.
+ * A node that goes bad again within {@link NODE_WARN_INTERVAL} of its last warning is not warned about again
+ * (nor its recovery), so a node failing one operation and answering another cannot flood the log either.
  */
-function nodeErrorWarner(log: LogSink): (event: RedlockEventMap['node-error']) => void {
-  const lastWarned = new Map<string, { at: number; suppressed: number }>();
-  return ({ node, operation, error }) => {
+class NodeOutageLog {
+  private readonly lastWarned = new Map<string, number>();
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly log: LogSink) {}
+
+  failed({ node, operation, error }: RedlockEventMap['node-error']): void {
+    if (this.warned.has(node)) return;
     const now = Date.now();
-    const entry = lastWarned.get(node);
-    if (entry && now - entry.at < NODE_ERROR_WARN_INTERVAL) {
-      entry.suppressed++;
-      return;
-    }
-    log.warn(messages.nodeError(node, operation, error, entry?.suppressed ?? 0));
-    lastWarned.set(node, { at: now, suppressed: 0 });
-  };
+    const last = this.lastWarned.get(node);
+    if (last !== undefined && now - last < NODE_WARN_INTERVAL) return;
+    this.lastWarned.set(node, now);
+    this.warned.add(node);
+    this.log.warn(messages.nodeError(node, operation, error));
+  }
+
+  recovered({ node, errors, downFor }: RedlockEventMap['node-recovered']): void {
+    if (!this.warned.delete(node)) return;
+    this.log.warn(messages.nodeBack(node, errors, downFor));
+  }
 }

@@ -62,6 +62,11 @@ export interface RedlockEventMap {
   revoked: { resource: string; reason: string; revokedOn: number };
   /** A node answered with an error or could not be asked. */
   'node-error': { node: string; operation: 'acquire' | 'fence' | 'extend' | 'release'; error: Error };
+  /**
+   * A node that had failed (`node-error`) answered again: `errors` it failed with since its first error,
+   * `downFor` ms from that first error to this answer.
+   */
+  'node-recovered': { node: string; errors: number; downFor: number };
 }
 
 /** The name of an event of {@link RedlockEventMap}. */
@@ -79,6 +84,7 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'deposed',
   'revoked',
   'node-error',
+  'node-recovered',
 ]);
 
 /** Refuses an unknown event name (suggesting the near one) and, with `listener`, a non-function. */

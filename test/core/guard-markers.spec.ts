@@ -135,7 +135,7 @@ describe('restart-guard markers holding data that is not ours (3 real nodes)', (
 
   it("Nest's node warning for it names the fix, not the node's address or reachability", () => {
     const error = new ForeignDataError('10.0.0.1:6379', 'redlock:!boot', 'hash');
-    const line = nodeError('10.0.0.1:6379', 'acquire', error, 0);
+    const line = nodeError('10.0.0.1:6379', 'acquire', error);
     expect(line).toMatch(/^Redis node 10\.0\.0\.1:6379 failed an acquire: the restart guard's boot marker/);
     expect(line).toMatch(/delete the key on this node\. Until then locks need a majority of the other nodes/);
     expect(line).not.toMatch(/address|reachable/);

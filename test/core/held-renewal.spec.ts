@@ -3,6 +3,7 @@ import type { LockNode } from '../../lib';
 import { RedlockEvents } from '../../lib/core/events';
 import { extendBatch, type RenewalOutcome } from '../../lib/core/hold/extend-batch';
 import type { NodeGroup } from '../../lib/core/nodes/fan-out';
+import { NodeFailures } from '../../lib/core/nodes/node-failures';
 import type { ExtendItem } from '../../lib/core/nodes/lock-node';
 import { Renewals } from '../../lib/core/hold/renewals';
 import { validUntil } from '../../lib/core/validity';
@@ -47,7 +48,16 @@ class HeldNode implements LockNode {
 }
 
 function groupOf(clock: VirtualClock, nodes: LockNode[]): NodeGroup {
-  return { nodes, quorum: 2, clock, nodeTimeout: 50, driftFactor: 0.01, events: new RedlockEvents() };
+  const events = new RedlockEvents();
+  return {
+    nodes,
+    quorum: 2,
+    clock,
+    nodeTimeout: 50,
+    driftFactor: 0.01,
+    events,
+    failures: new NodeFailures(events, clock),
+  };
 }
 
 describe('batched renewal: the node timeout of a batch', () => {

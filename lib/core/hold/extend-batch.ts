@@ -129,6 +129,7 @@ class Batch {
           (flags) => {
             const error = flags.find((flag): flag is Error => flag instanceof Error);
             if (error) this.reported(node, error);
+            else this.answered(node);
             for (let i = 0; i < flags.length; i++) this.record(j, i, flags[i]);
           },
           (error: unknown) => {
@@ -143,7 +144,10 @@ class Batch {
       callNode(node, 'extend', () => node.extend(item.keys, item.owner, item.ttl, item.readers))
         .then((reply) => checkedFlag(node, 'extend', reply))
         .then(
-          (flag) => this.record(j, i, flag),
+          (flag) => {
+            this.answered(node);
+            this.record(j, i, flag);
+          },
           (error: unknown) => {
             const cause = toError(error);
             // One node-error per node and batch, not one per lock.
@@ -155,9 +159,13 @@ class Batch {
     });
   }
 
+  private answered(node: LockNode): void {
+    const { failures } = this.group;
+    if (failures.failingCount > 0) failures.answered(node.name);
+  }
+
   private reported(node: LockNode, error: Error): Error {
-    const { events } = this.group;
-    if (events.has('node-error')) events.emit('node-error', { node: node.name, operation: 'extend', error });
+    this.group.failures.failed(node.name, 'extend', error);
     return error;
   }
 

@@ -5,6 +5,7 @@ import type { LockNode } from './lock-node';
 import type { VoteOutcome } from '../votes';
 import { describe } from '../messages';
 import { NodeContractError, isThenable } from './node-contract';
+import type { NodeFailures, NodeOperation } from './node-failures';
 
 /**
  * One node's answer in a fan-out: a value, an error, no answer within the timeout, or not awaited because
@@ -29,12 +30,11 @@ export interface NodeGroup {
   readonly nodeTimeout: number;
   /** The clock-drift fraction of validity.ts. */
   readonly driftFactor: number;
-  /** Where node errors are reported (`node-error`). */
+  /** Where node errors and recoveries are reported (`node-error`, `node-recovered`). */
   readonly events: RedlockEvents;
+  /** Which nodes are failing: reports each error and the first answer after them. */
+  readonly failures: NodeFailures;
 }
-
-/** The operations whose node errors are reported. */
-export type NodeOperation = 'acquire' | 'fence' | 'extend' | 'release';
 
 /** How an operation on a {@link NodeGroup} decides (its clock, timeout and error reporting are the group's). */
 export type OperationPlan<T> = Omit<FanOutPlan<T>, 'clock' | 'timeout' | 'onError' | 'method'>;
@@ -169,6 +169,8 @@ class FanOut<T, R> {
         } catch (error) {
           return this.fail(index, error);
         }
+        const failures = this.spec.group?.failures;
+        if (failures && failures.failingCount > 0) failures.answered(node.name);
         this.record(index, { status: 'value', value });
       },
       (error: unknown) => this.fail(index, error),
@@ -196,14 +198,8 @@ class FanOut<T, R> {
   private fail(index: number, error: unknown): void {
     const { group, nodes, method, onError } = this.spec;
     const cause = toError(error);
-    if (group) {
-      if (group.events.has('node-error'))
-        group.events.emit('node-error', {
-          node: nodes[index].name,
-          operation: method as NodeOperation,
-          error: cause,
-        });
-    } else onError?.(index, cause);
+    if (group) group.failures.failed(nodes[index].name, method as NodeOperation, cause);
+    else onError?.(index, cause);
     this.record(index, { status: 'error', error: cause });
   }
 

@@ -16,4 +16,5 @@ export type {
   ReleaseListener,
   RevokeRequest,
 } from './lock-node';
+export { NodeFailures } from './node-failures';
 export { NodeContractError, callNode, checkedAcquireReply, checkedCount, checkedFlag } from './node-contract';
