@@ -15,6 +15,7 @@ import {
   lockResources,
   runLeadership,
 } from './primitives';
+import { type InspectionContext, type LockInspection, inspectResource } from './operate';
 import type { Releases } from './release';
 import type { InstanceStats } from './stats';
 
@@ -60,6 +61,8 @@ export interface SectionPort {
     options: LeadOptions | undefined,
     runTerm: TermRunner,
   ): Promise<T>;
+  /** Reads `resource`'s keys on every node (`Redlock.inspect`): whether a holder has it on a quorum. */
+  inspect(resource: string): Promise<LockInspection>;
 }
 
 /** @internal The {@link SectionPort} of one instance. */
@@ -71,6 +74,7 @@ export class InstanceSections implements SectionPort {
     private readonly releases: Releases,
     private readonly events: RedlockEvents,
     private readonly stats: InstanceStats,
+    private readonly inspection: InspectionContext,
   ) {}
 
   settingsFor(options: UsingOptions | undefined): CallSettings {
@@ -115,5 +119,9 @@ export class InstanceSections implements SectionPort {
     runTerm: TermRunner,
   ): Promise<T> {
     return runLeadership(runTerm, this.events, name, work, options);
+  }
+
+  inspect(resource: string): Promise<LockInspection> {
+    return inspectResource(this.inspection, resource);
   }
 }

@@ -163,7 +163,15 @@ export class InstanceParts {
       granted: this.revocations,
     });
     this.host = new InstanceHost(self, losses, options.logger);
-    this.sections = new InstanceSections(options, this.locking, this.host, this.releases, events, this.stats);
+    this.sections = new InstanceSections(
+      options,
+      this.locking,
+      this.host,
+      this.releases,
+      events,
+      this.stats,
+      this.inspection,
+    );
   }
 }
 

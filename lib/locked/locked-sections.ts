@@ -53,6 +53,11 @@ export interface ScheduledRun {
   readonly options: UsingOptions | undefined;
 }
 
+/** The acquisition's last attempt was a split vote: it won some nodes, and nobody else a quorum of its own. */
+function endedSplit(error: LockBusyError): boolean {
+  return error.votes.some((vote) => vote.outcome === 'acquired');
+}
+
 /**
  * The locked sections of one application: what `@Locked` methods and `RedlockService.using()` run through.
  * Keeps the call chain (reentrancy: resources a section already holds are not acquired again) and the
@@ -116,7 +121,9 @@ export class LockedSections {
       lock = await this.lockFor(this.lockRequest(call, entry.settings, entry.missing, splitsOnly));
     } catch (error) {
       if (call.onBusy === 'skip' && error instanceof LockBusyError) {
-        this.log?.debug?.(messages.skipped(call.where, entry.missing));
+        if (scheduled?.oncePerTick && endedSplit(error))
+          await this.tickLostToSplit(call.where, scheduled, error);
+        else this.log?.debug?.(messages.skipped(call.where, entry.missing));
         return { ran: false };
       }
       if (scheduled && error instanceof QuorumUnavailableError) {
@@ -140,6 +147,27 @@ export class LockedSections {
     const line = messages.tickUnavailable(where, scheduled.schedule.description, error);
     if (skipped === 1) this.log?.warn(messages.ticksDown(line));
     else this.log?.debug?.(line);
+  }
+
+  /**
+   * A tick given up on a split vote (this instance won some nodes to the end): when no holder has its lock on a
+   * quorum either, nobody may run this tick — said at warn level; otherwise another instance runs it (debug).
+   */
+  private async tickLostToSplit(where: string, scheduled: ScheduledRun, error: LockBusyError): Promise<void> {
+    let unclaimed: string[];
+    try {
+      const seen = await Promise.all(error.resources.map((resource) => this.core.inspect(resource)));
+      unclaimed = seen
+        .filter((inspection) => inspection.state !== 'held')
+        .map((inspection) => inspection.resource);
+    } catch {
+      unclaimed = [];
+    }
+    if (unclaimed.length > 0 && !this.closed)
+      this.log?.warn(
+        messages.tickUnclaimed(where, scheduled.schedule.description, unclaimed, error.attempts),
+      );
+    else this.log?.debug?.(messages.skipped(where, error.resources));
   }
 
   /** A tick got its lock: one line when ticks of a method that were being skipped run again, with the count. */

@@ -109,6 +109,21 @@ export function ticksDown(line: string): string {
   );
 }
 
+/** A tick this instance gave up on a split vote, with no holder of its lock on a quorum when it looked. */
+export function tickUnclaimed(
+  where: string,
+  schedule: string,
+  resources: readonly string[],
+  attempts: number,
+): string {
+  return (
+    `${where} (${schedule}) did not run this tick here: the instances' votes stayed split (${attempts} attempts), ` +
+    `and no instance held ${resources.map((r) => `'${r}'`).join(', ')} on a majority of the nodes afterwards, so ` +
+    'this tick may not have run anywhere. Frequent lines like this one mean the instances fire together on a ' +
+    'loaded host or network: give the tick a longer wait (@Locked(key, { wait })).'
+  );
+}
+
 /** Ticks of a method run again after `skipped` were skipped. */
 export function ticksBack(where: string, schedule: string, skipped: number): string {
   return `${where} (${schedule}) runs again: a quorum took its tick's lock (${skipped} tick${skipped === 1 ? '' : 's'} skipped meanwhile).`;

@@ -39,12 +39,16 @@ export function marginOf(period: number): number {
   return Math.min(MAX_MARGIN, period / 4);
 }
 
-/** Retrying a split vote for this long settles it (a few randomised backoffs); never more than half the margin. */
-const SPLIT_WAIT = 150;
-
+/**
+ * Split votes are retried for half the margin before the next tick (randomised, growing backoffs: many attempts
+ * on a loaded host), never past the margin; a tick held by another instance ends at once (splits only).
+ */
 function waitFor(period: number): number {
-  return Math.floor(Math.min(SPLIT_WAIT, marginOf(period) / 2));
+  return Math.floor(marginOf(period) / 2);
 }
+
+/** The wait of a one-off run (a `Date` as cron time): half the largest margin. */
+const ONE_OFF_WAIT = MAX_MARGIN / 2;
 
 /** The schedule of `method`, or undefined when no @nestjs/schedule decorator is on it. */
 export function scheduleOf(method: unknown): TickSchedule | undefined {
@@ -101,7 +105,7 @@ function cronSchedule(metadata: CronMetadata): TickSchedule {
     const at = cronTime.getTime();
     return {
       description: `cron at ${cronTime.toISOString()}`,
-      wait: SPLIT_WAIT,
+      wait: ONE_OFF_WAIT,
       holdUntil: (_firedAt, endedAt) => Math.max(at, endedAt) + ONE_OFF_HOLD,
     };
   }

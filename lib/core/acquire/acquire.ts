@@ -58,7 +58,7 @@ export async function acquireWithRetries(
       if (waiter) waiter.announced = false;
       const current = attemptRequest(plan, request, attempts);
       const claim: OwnerClaim = { abandoned: false };
-      const attempt = await attemptAcquire(plan, current, claim);
+      const attempt = await attemptAcquire(plan, current, claim, retrySplitsOnly);
       if (attempt.kind === 'acquired') {
         return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
@@ -113,12 +113,14 @@ function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): void {
 /**
  * One attempt (docs/DESIGN.md §1 steps 1–4, plus the fencing write-back of §5). The validity clock starts
  * before the first command is sent; with fencing it is checked only once a quorum has taken the token, so
- * the elapsed time covers both round trips.
+ * the elapsed time covers both round trips. `settleFailure`: a refused attempt waits for every node's answer
+ * (within the node timeout), so its votes show a split (see `retrySplitsOnly`).
  */
 export async function attemptAcquire(
   plan: AcquirePlan,
   request: AcquireRequest,
   claim: OwnerClaim,
+  settleFailure = false,
 ): Promise<Attempt> {
   const { nodes, clock, quorum } = plan;
   const start = clock.now();
@@ -129,6 +131,7 @@ export async function attemptAcquire(
     {
       needed: quorum,
       isYes: isAcquired,
+      settleFailure,
       onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
     },
     checkedAcquireReply,

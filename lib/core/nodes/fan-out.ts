@@ -67,6 +67,11 @@ export interface FanOutPlan<T> {
   /** Wait for every node (or the timeout) even after the outcome is known. Used by release. */
   readonly waitForAll?: boolean;
   /**
+   * Once failure is certain, still wait for every node (or the timeout), so the answers say who voted yes: a
+   * scheduled tick retries a split vote only, and a yes still in flight when the noes decided would hide it.
+   */
+  readonly settleFailure?: boolean;
+  /**
    * Receives every answer that arrives after the fan-out resolved, including answers from nodes that had
    * already been counted as timed out. Straggling writes are never forgotten: the caller decides whether to
    * undo them.
@@ -192,7 +197,8 @@ class FanOut<T, R> {
     if (plan.waitForAll) {
       if (this.yes + this.no === total) this.finish(this.yes >= plan.needed, PENDING);
     } else if (this.yes >= plan.needed) this.finish(true, PENDING);
-    else if (total - this.no < plan.needed) this.finish(false, PENDING);
+    else if (total - this.no < plan.needed && (!plan.settleFailure || this.yes + this.no === total))
+      this.finish(false, PENDING);
   }
 
   private fail(index: number, error: unknown): void {
