@@ -49,15 +49,31 @@ export interface RedlockEventMap {
     permits: number | undefined;
   };
   /**
-   * This instance became leader of `resources[0]` through `lead()`; `term` counts from 1 per `lead()` call on
-   * this instance (not across the fleet: order terms by `fencingToken`, which grows with every later term).
+   * This instance became leader of `resources[0]` through `lead()`. `fencingToken` is the fleet-wide order of
+   * terms: larger for every later term, whichever instance holds it. `termOfCall` counts the terms of this one
+   * `lead()` call, from 1 (two successive leaders on two instances may both report 1).
    */
-  elected: { resources: readonly string[]; term: number; fencingToken: number };
+  elected: {
+    resources: readonly string[];
+    termOfCall: number;
+    /** @deprecated The same value as `termOfCall` (it never counted across the fleet); use `fencingToken`. */
+    term: number;
+    fencingToken: number;
+  };
   /**
    * A term of `lead()` ended: its work `returned` or `failed` (threw), its lease was `lost`, or the caller's
    * signal `aborted` it. After `lost`, a new term follows unless `recampaign` is false.
    */
-  deposed: { resources: readonly string[]; term: number; reason: DeposedReason };
+  deposed: {
+    resources: readonly string[];
+    /** The `termOfCall` of the term that ended. */
+    termOfCall: number;
+    /** @deprecated The same value as `termOfCall`; use `fencingToken`. */
+    term: number;
+    /** The ended term's lease token, as `elected` said it. */
+    fencingToken: number;
+    reason: DeposedReason;
+  };
   /** This instance revoked a lock (`revoke()`): on how many nodes it deleted something. */
   revoked: { resource: string; reason: string; revokedOn: number };
   /** A node answered with an error or could not be asked. */

@@ -42,15 +42,15 @@ export async function runLeadership<T>(
 ): Promise<T> {
   const { ttl, recampaign, signal } = validateLead(name, work, options);
   const resources = [name];
-  for (let term = 1; ; term++) {
+  for (let termOfCall = 1; ; termOfCall++) {
     let reason = 'returned' as DeposedReason;
     try {
       return await runTerm(
         { ttl, wait: Infinity, fencing: true, autoExtend: true, onLockLost: 'throw', signal },
         async (lease) => {
-          if (events.has('elected')) {
-            events.emit('elected', { resources, term, fencingToken: lease.fencingToken as number });
-          }
+          const fencingToken = lease.fencingToken as number;
+          if (events.has('elected'))
+            events.emit('elected', { resources, termOfCall, term: termOfCall, fencingToken });
           const abort = () => lease.abortSignal(signal!.reason as Error);
           signal?.addEventListener('abort', abort, { once: true });
           try {
@@ -63,7 +63,8 @@ export async function runLeadership<T>(
             // The caller's signal, or shutdown in Nest (the locked sections abort the lease's signal).
             if (lease.lostError) reason = 'lost';
             else if (lease.signal.aborted) reason = 'aborted';
-            if (events.has('deposed')) events.emit('deposed', { resources, term, reason });
+            if (events.has('deposed'))
+              events.emit('deposed', { resources, termOfCall, term: termOfCall, fencingToken, reason });
           }
         },
       );
