@@ -45,12 +45,40 @@ export async function acquireWithRetries(
   signal: AbortSignal | undefined,
   retrySplitsOnly = false,
 ): Promise<AcquisitionResult> {
-  const { clock } = plan;
-  const began = clock.now();
+  const refusal = { refused: false };
+  let result: AcquisitionResult;
+  try {
+    result = await attemptUntilDecided(plan, resources, request, { wait, signal, retrySplitsOnly }, refusal);
+  } catch (error) {
+    // Aborted or closed: the intent is taken back before the call rejects, as when it gives up.
+    if (refusal.refused) await takeIntentBack(plan, request);
+    throw error;
+  }
+  // Without the lock, nothing of it stays once the call returns; with it, the grant waits for no round trip.
+  if (refusal.refused && result.kind === 'failed') await takeIntentBack(plan, request);
+  else if (refusal.refused) void takeIntentBack(plan, request);
+  return result;
+}
+
+/** How long an acquisition may wait, what may abort it, and whether only split votes are retried. */
+interface WaitPolicy {
+  readonly wait: number;
+  readonly signal: AbortSignal | undefined;
+  readonly retrySplitsOnly: boolean;
+}
+
+/** The attempts of {@link acquireWithRetries}; `refusal.refused` tells it an attempt was refused (an intent). */
+async function attemptUntilDecided(
+  plan: AcquirePlan,
+  resources: readonly string[],
+  request: AcquireRequest,
+  { wait, signal, retrySplitsOnly }: WaitPolicy,
+  refusal: { refused: boolean },
+): Promise<AcquisitionResult> {
+  const began = plan.clock.now();
   // Created on the first failed attempt: an uncontended acquisition never needs one.
   let waiter: ReleaseWaiter | undefined;
   let splits = 0;
-  let refused = false;
   try {
     for (let attempts = 1; ; attempts++) {
       // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
@@ -62,12 +90,12 @@ export async function acquireWithRetries(
       if (attempt.kind === 'acquired') {
         return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
-      refused = true;
+      refusal.refused = true;
       // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
       claim.abandoned = !plan.unsafeReuseOwner;
       if (signal?.aborted) {
         claim.abandoned = true;
-        void releaseOnAll(plan, current.keys, current.owner, readersOf(current));
+        await releaseOnAll(plan, current.keys, current.owner, readersOf(current));
         throwIfAborted(signal, resources);
       }
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
@@ -77,7 +105,7 @@ export async function acquireWithRetries(
         attempt.kind === 'expired' ? undefined : attempt.holderTtl,
       );
 
-      const elapsed = clock.now() - began;
+      const elapsed = plan.clock.now() - began;
       const split = isSplit(attempt);
       if (split) splits++;
       const point: RetryPoint = { attempt, attempts, splits, split, budget: wait - elapsed };
@@ -94,7 +122,6 @@ export async function acquireWithRetries(
     }
   } finally {
     waiter?.close();
-    if (refused) takeIntentBack(plan, request);
   }
 }
 
@@ -105,9 +132,9 @@ function attemptRequest(plan: AcquirePlan, request: AcquireRequest, attempts: nu
 }
 
 /** A writer refused at least once may have left its intent: taken back once its acquisition ended (§15). */
-function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): void {
-  if (request.mode === 'read' || !request.intentKeys || !request.intentTtl) return;
-  clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
+function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): Promise<void> {
+  if (request.mode === 'read' || !request.intentKeys || !request.intentTtl) return Promise.resolve();
+  return clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
 }
 
 /**
