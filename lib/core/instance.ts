@@ -161,6 +161,7 @@ export class InstanceParts {
       stats: this.stats,
       issuer: self,
       granted: this.revocations,
+      underWay: new Set<Promise<unknown>>(),
     });
     this.host = new InstanceHost(self, losses, options.logger);
     this.sections = new InstanceSections(

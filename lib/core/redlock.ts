@@ -254,6 +254,8 @@ export class RedlockCore implements LockOwner {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
     this.parts.revocations.close();
+    // Acquisitions stopped by the abort above remove what they wrote (keys, intents) before the nodes close.
+    await Promise.allSettled(this.parts.locking.underWay);
     await this.parts.releases.settle();
     await closeNodes(this.nodes, timeout);
   }

@@ -24,6 +24,8 @@ export interface LockingContext {
   readonly issuer: LockOwner;
   /** Told of every lock handed out (it will hear of its revocation, docs/DESIGN.md §16). */
   readonly granted: { track(lock: Lock): void };
+  /** The acquisitions under way: quit() waits for them to clean up after themselves before it closes the nodes. */
+  readonly underWay: Set<Promise<unknown>>;
 }
 
 /**
@@ -109,14 +111,17 @@ async function queuedAttempts(
   const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
   let result: PermitResult;
   stats.inProgress.count++;
+  const underWay =
+    settings.wait > 0
+      ? context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
+          attempt(Math.max(0, settings.wait - queuedFor)),
+        )
+      : attempt(0);
+  context.underWay.add(underWay);
   try {
-    result =
-      settings.wait > 0
-        ? await context.waiting.run(queueId, settings.wait, stop.signal, (queuedFor) =>
-            attempt(Math.max(0, settings.wait - queuedFor)),
-          )
-        : await attempt(0);
+    result = await underWay;
   } finally {
+    context.underWay.delete(underWay);
     stats.inProgress.count--;
     stop.dispose();
   }
