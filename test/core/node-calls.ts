@@ -70,20 +70,36 @@ export class NodeCalls {
     });
   }
 
-  /** The calls of `method` answered so far, on node `node` (any node if undefined), about `key` (if given). */
-  answered(method: NodeMethod, node?: number, key?: string): number {
-    return this.calls.filter(
-      (call) =>
-        call.settled &&
-        call.method === method &&
-        (node === undefined || call.node === node) &&
-        (key === undefined || call.keys.includes(key)),
-    ).length;
+  /**
+   * The calls of `method` answered so far, on node `node` (any node if undefined), about `key` (any if
+   * undefined), among the calls sent after the first `after` ones (see {@link mark}).
+   */
+  answered(method: NodeMethod, node?: number, key?: string, after = 0): number {
+    return this.calls
+      .slice(after)
+      .filter(
+        (call) =>
+          call.settled &&
+          call.method === method &&
+          (node === undefined || call.node === node) &&
+          (key === undefined || call.keys.includes(key)),
+      ).length;
   }
 
   /** True when every node of `nodes` (indexes) answered at least `count` calls of `method` (about `key`). */
-  everyAnswered(method: NodeMethod, count: number, nodes: readonly number[], key?: string): boolean {
-    return nodes.every((node) => this.answered(method, node, key) >= count);
+  everyAnswered(
+    method: NodeMethod,
+    count: number,
+    nodes: readonly number[],
+    key?: string,
+    after = 0,
+  ): boolean {
+    return nodes.every((node) => this.answered(method, node, key, after) >= count);
+  }
+
+  /** How many calls were sent so far: pass it as `after` to count only the calls sent from now on. */
+  mark(): number {
+    return this.calls.length;
   }
 
   /** Calls of `method` sent to node `node` after the first `after` calls (of any kind, to any node). */
