@@ -1,7 +1,8 @@
 import type { LockNode } from '../../lib';
 
 /** The node methods {@link NodeCalls} watches. */
-export type NodeMethod = 'acquire' | 'fence' | 'extend' | 'extendMany' | 'release' | 'clearIntent' | 'limit';
+export type NodeMethod =
+  'acquire' | 'fence' | 'extend' | 'extendMany' | 'release' | 'clearIntent' | 'limit' | 'watch';
 const METHODS: readonly NodeMethod[] = [
   'acquire',
   'fence',
@@ -10,6 +11,7 @@ const METHODS: readonly NodeMethod[] = [
   'release',
   'clearIntent',
   'limit',
+  'watch',
 ];
 
 /** One call an instance made to one of its nodes. */
@@ -41,6 +43,7 @@ export class NodeCalls {
 
   constructor(nodes: readonly LockNode[]) {
     nodes.forEach((node, index) => {
+      // A watch is a call too (answered once subscribed); the events it delivers are recorded.
       const watch = node.watch?.bind(node);
       if (watch) {
         node.watch = (keys, listener) =>
