@@ -22,10 +22,10 @@ class PausableNode extends MemoryNode {
     if (!this.paused) return run();
     return new Promise<T>((resolve, reject) => this.queued.push(() => void run().then(resolve, reject)));
   }
-  acquire(request: AcquireRequest): Promise<AcquireReply> {
+  override acquire(request: AcquireRequest): Promise<AcquireReply> {
     return this.gate(() => super.acquire(request));
   }
-  release(keys: readonly string[], owner: string): Promise<number> {
+  override release(keys: readonly string[], owner: string): Promise<number> {
     return this.gate(() => super.release(keys, owner));
   }
 }
