@@ -2,7 +2,7 @@ import { Lock, Redlock } from '../../lib';
 import { FencedRegister } from '../safety/checkers/fenced-register';
 import { Interval, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
 
 describe('fencing tokens (5 real nodes)', () => {
   const nodes = useRedisNodes(5, {
@@ -84,9 +84,10 @@ describe('fencing tokens (5 real nodes)', () => {
     const register = new FencedRegister<string>();
     const zombie = await redlock.acquire('account:7', { ttl: 300 });
     expect(register.write(zombie.fencingToken!, 'zombie: first write')).toBe(true);
-    await delay(400); // the zombie "pauses" (GC, SIGSTOP) past its ttl without renewing
-
-    const successor: Lock = await redlock.acquire('account:7', { ttl: 5_000 });
+    // The zombie "pauses" (GC, SIGSTOP) past its ttl without renewing: the successor waits until its keys
+    // expired (the acquisition's own wait, woken by the holder's ttl).
+    const successor: Lock = await redlock.acquire('account:7', { ttl: 5_000, wait: 2_000 });
+    expect(zombie.remainingTime).toBeLessThanOrEqual(0);
     expect(successor.fencingToken!).toBeGreaterThan(zombie.fencingToken!);
     expect(register.write(successor.fencingToken!, 'successor')).toBe(true);
 

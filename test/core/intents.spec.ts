@@ -1,7 +1,9 @@
+import { once } from 'node:events';
 import Redis from 'ioredis';
 import type { LockNode } from '../../lib';
 import { useRedisNodes } from '../support';
-import { closeAll, eventually, redlockOn, valuesOnNodes } from './helpers';
+import { closeAll, redlockOn, valuesOnNodes } from './helpers';
+import { NodeCalls } from './node-calls';
 
 /**
  * docs/DESIGN.md §15: a writer that stops waiting leaves no intent behind (issue "nothing left behind"). The
@@ -29,17 +31,25 @@ describe('writer intents are taken back when the writer stops waiting (3 real no
   it('a waiter whose wait ran out, or whose signal aborted, takes its intent back', async () => {
     const holder = await redlockOn(redisNodes);
     const waiter = await redlockOn(redisNodes, LONG_INTENT);
+    const calls = new NodeCalls(waiter.nodes);
+    const all = [0, 1, 2];
     const held = await holder.acquire('ti:b', { ttl: 30_000 });
     await expect(waiter.acquire('ti:b', { wait: 300 })).rejects.toThrow();
-    expect(await eventually(async () => (await intentOf('ti:b')).every((v) => v === null), 5_000)).toBe(true);
+    // Taken back by a call sent without waiting when the acquisition ended: read once every node answered it.
+    await calls.until(() => calls.everyAnswered('clearIntent', 1, all));
+    expect((await intentOf('ti:b')).every((v) => v === null)).toBe(true);
 
     const controller = new AbortController();
+    const mark = calls.mark();
     const pending = waiter.acquire('ti:b', { wait: 20_000, signal: controller.signal });
-    // The intent is set while it waits (writer preference), and gone once it stopped.
-    expect(await eventually(async () => (await intentOf('ti:b')).some((v) => v !== null), 5_000)).toBe(true);
+    // The intent is set while it waits (writer preference): each attempt writes it; read once every node
+    // answered the second one (it is then asleep). It is gone once it stopped.
+    await calls.until(() => calls.everyAnswered('acquire', 2, all, undefined, mark), pending);
+    expect((await intentOf('ti:b')).some((v) => v !== null)).toBe(true);
     controller.abort();
     await expect(pending).rejects.toThrow();
-    expect(await eventually(async () => (await intentOf('ti:b')).every((v) => v === null), 5_000)).toBe(true);
+    await calls.until(() => calls.everyAnswered('clearIntent', 1, all, undefined, mark));
+    expect((await intentOf('ti:b')).every((v) => v === null)).toBe(true);
     await held.release();
   });
 
@@ -48,12 +58,14 @@ describe('writer intents are taken back when the writer stops waiting (3 real no
     const waiter = await redlockOn(redisNodes, LONG_INTENT);
     for (const node of waiter.nodes)
       (node as { clearIntent?: LockNode['clearIntent'] }).clearIntent = undefined;
+    const calls = new NodeCalls(waiter.nodes);
     const held = await holder.acquire('ti:c', { ttl: 30_000 });
     await expect(waiter.acquire('ti:c', { wait: 300 })).rejects.toThrow();
-    // Still there well after the acquisition ended: the check above is not vacuous.
-    expect(await eventually(async () => (await intentOf('ti:c')).every((v) => v === null), 1_500)).toBe(
-      false,
-    );
+    // Still there once the acquisition ended and every call it sent was answered, where the test above reads
+    // it gone: the check there is not vacuous (nor is the intent's 20 s ttl what removes it).
+    await calls.idle();
+    expect(calls.answered('clearIntent')).toBe(0);
+    expect((await intentOf('ti:c')).every((v) => v === null)).toBe(false);
     await held.release();
   });
 
@@ -66,12 +78,13 @@ describe('writer intents are taken back when the writer stops waiting (3 real no
       const messages: string[] = [];
       await listener.subscribe('redlock:{ti:d}:released');
       listener.on('message', (channel: string) => messages.push(channel));
+      const announced = once(listener, 'message');
       await admin.set('redlock:{ti:d}:intent', 'writer-a', 'PX', 20_000);
       expect(await node.clearIntent!(['redlock:{ti:d}:intent'], 'writer-b')).toBe(0);
       expect(await admin.get('redlock:{ti:d}:intent')).toBe('writer-a');
       expect(await node.clearIntent!(['redlock:{ti:d}:intent'], 'writer-a')).toBe(1);
       expect(await admin.get('redlock:{ti:d}:intent')).toBeNull();
-      expect(await eventually(async () => messages.length === 1, 2_000)).toBe(true);
+      await announced;
       expect(messages).toEqual(['redlock:{ti:d}:released']);
     } finally {
       admin.disconnect();

@@ -1,15 +1,20 @@
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
 import { Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
 
-/** Many clients (one Redlock each, own connections) contend for a few resources; every section is recorded. */
+/**
+ * Many clients (one Redlock each, own connections) contend for a few resources; every section is recorded.
+ * A section's work is `work(i)`: I/O (round trips to a node), during which any other holder could enter.
+ */
 async function contend(
   clients: number,
   sectionsPerClient: number,
   resources: string[],
   lockFor: (client: number) => ((resource: string) => Promise<() => Promise<void>>) | undefined,
+  work: (section: number) => Promise<unknown>,
 ): Promise<Interval[]> {
   const intervals: Interval[] = [];
   await Promise.all(
@@ -19,7 +24,7 @@ async function contend(
         const resource = resources[(client + i) % resources.length];
         const unlock = lock ? await lock(resource) : async () => undefined;
         const start = performance.now();
-        await delay(1 + (i % 3));
+        await work(i);
         const end = performance.now();
         intervals.push({ resource, holder: `client-${client}`, start, end });
         await unlock();
@@ -30,11 +35,23 @@ async function contend(
 }
 
 describe('mutual exclusion over 5 real nodes', () => {
-  const nodes = useRedisNodes(5, { afterAll: closeAll, flushAfterEach: false });
+  const nodes = useRedisNodes(5, {
+    afterAll: async () => {
+      admin?.disconnect();
+      await closeAll();
+    },
+    flushAfterEach: false,
+  });
   const redlocks: Redlock[] = [];
+  let admin: Redis | undefined;
+  /** A section's work: one to three round trips (sections of different lengths, as 1-3 ms sleeps were). */
+  const work = async (section: number) => {
+    for (let i = 0; i <= section % 3; i++) await admin!.ping();
+  };
 
   beforeAll(async () => {
     for (let i = 0; i < 8; i++) redlocks.push(await redlockOn(nodes, { ttl: 2_000, wait: 20_000 }));
+    admin = nodes.nodes[0].redis();
   });
 
   it('never lets two holders of a resource overlap (8 clients, 3 resources, 320 sections)', async () => {
@@ -51,6 +68,7 @@ describe('mutual exclusion over 5 real nodes', () => {
           await lock.release();
         };
       },
+      work,
     );
     expect(intervals).toHaveLength(320);
     expect(expiredBeforeEnd).toBe(0);
@@ -58,7 +76,7 @@ describe('mutual exclusion over 5 real nodes', () => {
   });
 
   it('negative control: the same workload without the lock is caught by the checker', async () => {
-    const intervals = await contend(8, 10, ['stock:a'], () => undefined);
+    const intervals = await contend(8, 10, ['stock:a'], () => undefined, work);
     expect(findOverlaps(intervals).length).toBeGreaterThan(0);
   });
 
@@ -84,7 +102,7 @@ describe('mutual exclusion over 5 real nodes', () => {
         for (let i = 0; i < 15; i++) {
           await redlocks[client].using(resources, async () => {
             const start = performance.now();
-            await delay(2);
+            await work(1);
             const end = performance.now();
             for (const resource of resources) intervals.push({ resource, holder: `c${client}`, start, end });
           });

@@ -1,7 +1,9 @@
+import { once } from 'node:events';
 import type { Lock } from '../../lib';
 import { useRedisNodes } from '../support';
 import type { RedisNodes } from '../support';
-import { closeAll, eventually, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
+import { NodeCalls } from './node-calls';
 
 /**
  * What an instance left on the nodes: every key holding one of its owner values — a lock key, a permit, a
@@ -35,12 +37,21 @@ async function leftBy(nodes: RedisNodes, label: string): Promise<string[]> {
 describe('every ending of every kind of call leaves nothing of the caller on the nodes (3 real nodes)', () => {
   const nodes = useRedisNodes(3, { afterEach: closeAll });
   const LONG = { ttl: 30_000, maxRetryDelay: 5_000 };
-  const nothingLeft = async (label: string) =>
-    (await eventually(async () => (await leftBy(nodes, label)).length === 0, 3_000)) || leftBy(nodes, label);
+  /**
+   * True when nothing of `label` is left once every call its instance sent (`calls`: releases and clean-ups
+   * sent without waiting too) was answered; otherwise what is left, for the failure message.
+   */
+  const nothingLeft = async (label: string, calls: NodeCalls) => {
+    await calls.idle();
+    const left = await leftBy(nodes, label);
+    return left.length === 0 || left;
+  };
 
   it('success, busy, timeout and abort: writers, readers, permits, using(), lead(), extend()', async () => {
     const holder = await redlockOn(nodes, { ...LONG, owner: 'holder' });
     const subject = await redlockOn(nodes, { ...LONG, owner: 'subject' });
+    const holderCalls = new NodeCalls(holder.nodes);
+    const subjectCalls = new NodeCalls(subject.nodes);
     // Success.
     await (await subject.acquire('nl:w')).release();
     await (await subject.acquire('nl:r', { mode: 'read' })).release();
@@ -63,31 +74,39 @@ describe('every ending of every kind of call leaves nothing of the caller on the
     await expect(subject.acquire('nl:read', { wait: 300 })).rejects.toThrow(); // a writer kept out by a reader
     await expect(subject.acquire('nl:pool', { permits: 1, wait: 300 })).rejects.toThrow();
     const controller = new AbortController();
+    const mark = subjectCalls.mark();
     const aborted = subject.acquire('nl:busy', { wait: 10_000, signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
+    // Aborted while it sleeps: once every node answered its second attempt (the one right after subscribing).
+    await subjectCalls.until(
+      () => subjectCalls.everyAnswered('acquire', 2, [0, 1, 2], undefined, mark),
+      aborted,
+    );
+    controller.abort();
     await expect(aborted).rejects.toThrow();
-    expect(await nothingLeft('subject')).toBe(true);
+    expect(await nothingLeft('subject', subjectCalls)).toBe(true);
     await Promise.all(held.map((lock) => lock.release()));
-    expect(await nothingLeft('holder')).toBe(true);
+    expect(await nothingLeft('holder', holderCalls)).toBe(true);
   });
 
   it('revoked: the holder learns it and nothing of its lock stays', async () => {
     const subject = await redlockOn(nodes, { ...LONG, owner: 'subject' });
+    const subjectCalls = new NodeCalls(subject.nodes);
     const operator = await redlockOn(nodes, { owner: 'operator' });
     let revokedOn = 0;
     const outcome = await subject
       .using('nl:revoked', async (lock) => {
         revokedOn = (await operator.revoke('nl:revoked', { reason: 'test' })).revokedOn;
-        await eventually(async () => lock.signal.aborted, 3_000);
+        if (!lock.signal.aborted) await once(lock.signal, 'abort'); // the holder learns it
       })
       .catch((error: Error) => error.name);
     expect(revokedOn).toBe(3);
     expect(outcome).toBe('LockRevokedError');
-    expect(await nothingLeft('subject')).toBe(true);
+    expect(await nothingLeft('subject', subjectCalls)).toBe(true);
   });
 
   it('negative control: a key the caller left behind is found', async () => {
     const subject = await redlockOn(nodes, { ...LONG, owner: 'subject' });
+    const subjectCalls = new NodeCalls(subject.nodes);
     const lock = await subject.acquire('nl:kept');
     expect(await leftBy(nodes, 'subject')).toEqual([
       'redlock:{nl:kept}',
@@ -95,6 +114,6 @@ describe('every ending of every kind of call leaves nothing of the caller on the
       'redlock:{nl:kept}',
     ]);
     await lock.release();
-    expect(await nothingLeft('subject')).toBe(true);
+    expect(await nothingLeft('subject', subjectCalls)).toBe(true);
   });
 });

@@ -13,6 +13,7 @@ import { FencedRegister } from '../safety/checkers/fenced-register';
 import { useRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
+import { NodeCalls } from './node-calls';
 
 /**
  * Operating locks (docs/DESIGN.md §16) on 3 real nodes: owner labels, inspect(), holders(), revoke() — in this
@@ -109,8 +110,18 @@ describe('operating locks: owner labels, inspect, holders, revoke (3 real nodes)
       ]);
       // A writer that waits leaves its intent: new readers are kept out, and inspection says so.
       const writer = await redlockOn(nodes, { owner: 'writer' });
+      const calls = new NodeCalls(writer.nodes);
       const waiting = writer.acquire('catalog', { wait: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Each attempt writes the intent: read once every node answered the second (the writer is then asleep).
+      await calls.until(
+        () =>
+          calls.everyAnswered(
+            'acquire',
+            2,
+            nodes.nodes.map((_, i) => i),
+          ),
+        waiting,
+      );
       expect((await readers.inspect('catalog')).nodes.every((node) => node.writerWaiting)).toBe(true);
       await r1.release();
       await r2.release();

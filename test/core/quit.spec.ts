@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { QuorumUnavailableError, Redlock, RedlockClosedError } from '../../lib';
 import { clientCounts, useRedisNodes } from '../support';
-import { closeAll, delay, eventually, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
+import { NodeCalls } from './node-calls';
 
 const CLOSED = /this Redlock instance was closed \(quit\(\)\)/;
 
@@ -29,8 +30,11 @@ describe('use after quit() (3 real nodes)', () => {
     const clients = nodes.nodes.map((node) => node.redis());
     try {
       const redlock = new Redlock(clients, { logger: false, restartGuard: false });
+      const sent = new NodeCalls(redlock.nodes);
       const lock = await redlock.acquire('after-quit');
       await redlock.quit();
+      // acquire() resolved at a quorum: the last node's answer (node 0's, at times) may still be on its way.
+      await sent.idle();
       // Clients passed in stay open: without the check the instance would go on locking through them.
       expect(clients.map((client) => client.status)).toEqual(['ready', 'ready', 'ready']);
       const before = await scriptCalls();
@@ -58,24 +62,22 @@ describe('use after quit() (3 real nodes)', () => {
     const held = await holder.acquire('busy-at-quit', { ttl: 20_000 });
     const waiter = new Redlock(nodes.urls, { logger: false, restartGuard: false });
     await waiter.connect(2_000);
+    const calls = new NodeCalls(waiter.nodes);
     const queued = waiter.acquire('busy-at-quit', { wait: 15_000 }).catch((e: unknown) => e);
     const second = waiter.acquire('busy-at-quit', { wait: 15_000 }).catch((e: unknown) => e);
-    // The first is subscribed and asleep, the second queued behind it in the process.
-    expect(
-      await eventually(async () =>
-        (await clientCounts(nodes)).every((count, i) => count === baseline[i] + 2),
-      ),
-    ).toBe(true);
+    // The first is subscribed and asleep (every node answered its second attempt, the one right after
+    // subscribing), the second queued behind it in the process.
+    await calls.until(() => calls.everyAnswered('acquire', 2, [0, 1, 2]), queued);
+    expect((await clientCounts(nodes)).every((count, i) => count === baseline[i] + 2)).toBe(true);
     await waiter.quit();
     for (const error of [await queued, await second]) {
       expect(error).toBeInstanceOf(RedlockClosedError);
       expect((error as Error).message).toMatch(CLOSED);
     }
-    // Lock client and subscriber gone on every node, and no new one opened by the stopped waiters.
-    expect(
-      await eventually(async () => (await clientCounts(nodes)).every((count, i) => count === baseline[i])),
-    ).toBe(true);
-    await delay(300);
+    // Lock client and subscriber gone on every node (quit() resolves once their sockets closed), and no new
+    // one opened by the stopped waiters: read once every call they made, to the end, was answered.
+    await calls.idle();
+    expect((await clientCounts(nodes)).every((count, i) => count === baseline[i])).toBe(true);
     expect(await clientCounts(nodes)).toEqual(baseline);
     await held.release();
   });

@@ -2,6 +2,7 @@ import { QuorumUnavailableError } from '../../lib';
 import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { useRedisNodes } from '../support';
 import { closeAll, delay, redlockOn } from './helpers';
+import { NodeCalls } from './node-calls';
 
 /** The window of these tests: locks live at most this long, and a restarted node refuses for as long. */
 const WINDOW = 2_000;
@@ -30,14 +31,15 @@ describe('restart guard (5 real nodes)', () => {
     const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: false });
     const b = await redlockOn(nodes, { ttl: WINDOW, restartGuard: bGuard ? WINDOW : false, nodeTimeout: 50 });
     const resource = `guarded:${bGuard}`;
+    const aCalls = new NodeCalls(a.nodes);
     await nodes.nodes[3].pause();
     await nodes.nodes[4].pause();
     const held = await a.acquire(resource, { wait: 3_000 });
     await nodes.nodes[3].resume();
     await nodes.nodes[4].resume();
-    // A's SETs were still queued on the paused nodes and land now; remove them so A holds exactly {0,1,2}
-    // (as when those packets were lost).
-    await delay(50);
+    // A's SETs were still queued on the paused nodes and land now (once both answered); remove them so A holds
+    // exactly {0,1,2} (as when those packets were lost).
+    await aCalls.until(() => aCalls.everyAnswered('acquire', 1, [3, 4]));
     for (const i of [3, 4]) {
       const admin = nodes.nodes[i].redis();
       await admin.del(`redlock:{${resource}}`);
@@ -86,9 +88,13 @@ describe('restart guard (5 real nodes)', () => {
     await nodes.nodes[3].restartEmpty();
     const restored = nodes.nodes[3].redis();
     await restored.set('redlock:!boot', oldMarker!); // as if AOF/RDB had brought it back
-    restored.disconnect();
     await a.connect(2_000);
-    await delay(100); // the client learns the new run_id on its new connection
+    // The client learns the new run_id on its new connection (INFO, read without holding up connect()).
+    const restartedNode = a.nodes[3] as unknown as { learning: Promise<void>; serverId: string };
+    await restartedNode.learning;
+    const newRunId = /run_id:(\w+)/.exec(await restored.info('server'))![1];
+    expect(restartedNode.serverId).toBe(newRunId);
+    restored.disconnect();
     await nodes.nodes[0].pause();
     await nodes.nodes[1].pause();
     const outcome = await a.acquire('marker', { wait: 0 }).catch((e: unknown) => e);

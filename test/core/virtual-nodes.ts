@@ -6,11 +6,13 @@ import { VirtualClock } from './virtual-clock';
  * An in-memory lock node on a {@link VirtualClock}, for the core's timing policy (renewal rounds, deadlines,
  * batches in flight): exclusive keys with an owner and an expiry in virtual time, no readers, no fencing
  * counter. `silent` makes it answer nothing from then on (a paused or unreachable node: the core's node
- * timeout runs on the clock); `holdBatches` keeps each batch's answers until `answerBatches()`.
+ * timeout runs on the clock), `down` refuses every call (a killed node); `holdBatches` keeps each batch's answers until `answerBatches()`.
  */
 export class MemoryNode implements LockNode {
   private readonly keys = new Map<string, { owner: string; until: number }>();
   silent = false;
+  /** Refuses every call at once from then on (a killed node: connection refused). */
+  down = false;
   holdBatches = false;
   /** Batches (`extendMany` calls) received so far. */
   batches = 0;
@@ -31,6 +33,7 @@ export class MemoryNode implements LockNode {
     return undefined;
   }
   private answer<T>(value: () => T): Promise<T> {
+    if (this.down) return Promise.reject(new Error(`${this.name}: connect ECONNREFUSED`));
     return this.silent ? new Promise<T>(() => undefined) : Promise.resolve().then(value);
   }
   private owns(keys: readonly string[], owner: string): boolean {
@@ -43,7 +46,8 @@ export class MemoryNode implements LockNode {
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     return this.answer(() => {
       const other = request.keys.map((key) => this.live(key)).find((e) => e && e.owner !== request.owner);
-      if (other) return { outcome: 'busy', holderTtl: other.until - this.clock.now() } as const;
+      // Whole milliseconds, as PTTL answers (timers at fractions of a ttl make the clock fractional).
+      if (other) return { outcome: 'busy', holderTtl: Math.ceil(other.until - this.clock.now()) } as const;
       this.setTtl(request.keys, request.owner, request.ttl);
       return { outcome: 'acquired', token: 0 } as const;
     });
@@ -83,6 +87,19 @@ export class MemoryNode implements LockNode {
   }
   async connect(): Promise<void> {}
   async close(): Promise<void> {}
+
+  /** The owner value `key` holds now, or null (what `GET` reads on a Redis node). */
+  valueOf(key: string): string | null {
+    return this.live(key)?.owner ?? null;
+  }
+  /** Writes `key` for `owner` with `ttl` ms to live, as another client's `SET ... PX` would. */
+  set(key: string, owner: string, ttl: number): void {
+    this.setTtl([key], owner, ttl);
+  }
+  /** Forgets every key (as after `FLUSHALL` or an eviction). */
+  flush(): void {
+    this.keys.clear();
+  }
 }
 
 /** A core over three {@link MemoryNode}s on one virtual clock, restart guard and logging off. */

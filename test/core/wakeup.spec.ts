@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Redlock } from '../../lib';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
+import { NodeCalls } from './node-calls';
 
 const execFileAsync = promisify(execFile);
 
@@ -31,9 +32,11 @@ describe('waiter wake-up (3 real nodes)', () => {
 
   it('a waiter behind a released lock is woken by the release announcement, not by its timer', async () => {
     const waiter = await redlockOn(nodes);
+    const calls = new NodeCalls(waiter.nodes);
     const held = await holder.acquire('wake', { ttl: 20_000 });
     const pending = waiter.acquire('wake', { wait: 10_000 });
-    await delay(200);
+    // Asleep, subscribed: its second attempt (the one right after subscribing) was answered by every node.
+    await calls.until(() => calls.everyAnswered('acquire', 2, [0, 1, 2]), pending);
     await held.release();
     const lock = await pending;
     await lock.release();
@@ -78,15 +81,17 @@ describe('waiter wake-up (3 real nodes)', () => {
     let shown = 0;
     for (let round = 0; round < 3 && shown === 0; round++) {
       const waiter = await redlockOn(nodes);
+      const calls = new NodeCalls(waiter.nodes);
       const held = await holder.acquire(['w:1', 'w:2', 'w:3'], { ttl: 20_000 });
       const pending = ['w:1', 'w:2', 'w:3', 'w:1', 'w:2'].map((r) => waiter.acquire(r, { wait: 10_000 }));
       try {
-        // Subscribing takes a round trip or two (longer on a loaded machine): wait until every channel is.
-        let seen = await subscribers();
-        for (let i = 0; i < 40 && !seen.every((node) => node.perChannel.every((n) => n === 1)); i++) {
-          await delay(50);
-          seen = await subscribers();
-        }
+        // Subscribing takes a round trip or two (longer on a loaded machine): each resource's first waiter
+        // subscribes, then tries once more; once every node answered that second attempt, it is subscribed
+        // (or fell back to polling) and asleep. The second waiters of w:1 and w:2 wait in the process.
+        const asleep = () =>
+          ['w:1', 'w:2', 'w:3'].every((r) => calls.everyAnswered('acquire', 2, [0, 1, 2], `redlock:{${r}}`));
+        await calls.until(asleep, Promise.race(pending));
+        const seen = await subscribers();
         // Never more than one subscriber per channel on any node, although five acquisitions wait on them,
         // and one connection holds all three (channels of other tests may be on connections of theirs).
         for (const node of seen) {
@@ -106,6 +111,7 @@ describe('waiter wake-up (3 real nodes)', () => {
 
   it('hundreds of waiters on one key in one process take turns instead of splitting the votes', async () => {
     const waiters = await Promise.all([redlockOn(nodes), redlockOn(nodes)]);
+    const admin = nodes.nodes[0].redis();
     let active = 0;
     let maxActive = 0;
     let sections = 0;
@@ -114,12 +120,13 @@ describe('waiter wake-up (3 real nodes)', () => {
         waiters[i % 2].using('hot', { wait: 30_000 }, async () => {
           active++;
           maxActive = Math.max(maxActive, active);
-          await delay(1);
+          await admin.ping(); // the section's work: a round trip, during which any other holder could enter
           sections++;
           active--;
         }),
       ),
     );
+    admin.disconnect();
     expect(sections).toBe(200);
     expect(maxActive).toBe(1);
     // The local queues are empty again: nothing grows with the keys waited on.
@@ -166,16 +173,26 @@ describe('waiter wake-up (3 real nodes)', () => {
 
   it('a lost subscriber connection degrades to timed retries, never to a hang', async () => {
     const waiter = await redlockOn(nodes, { maxRetryDelay: 100 });
+    const calls = new NodeCalls(waiter.nodes);
     const held = await holder.acquire('degrade', { ttl: 30_000 });
     const pending = waiter.acquire('degrade', { wait: 5_000 });
-    await delay(200);
+    // Asleep, subscribed (its second attempt answered by every node), before its subscribers are killed.
+    await calls.until(() => calls.everyAnswered('acquire', 2, [0, 1, 2]), pending);
     let killed = 0;
     for (const node of nodes.nodes) {
       const admin = node.redis();
       killed += (await admin.client('KILL', 'TYPE', 'pubsub')) as number;
       admin.disconnect();
     }
-    await delay(300);
+    // The waiter heard of the loss on every node, then went on by its timer: two attempts came after that (a
+    // sleep between them could end only by its timer: nothing else is left to wake it). A waiter that hangs
+    // instead runs out of its 5 s wait first, and this rejects.
+    const timerDriven = () => {
+      const lost = calls.watchEvents.filter((e) => e.event === 'lost');
+      if (new Set(lost.map((e) => e.node)).size < nodes.nodes.length) return false;
+      return calls.sentAfter('acquire', 0, Math.max(...lost.map((e) => e.after))) >= 2;
+    };
+    await calls.until(timerDriven, pending);
     await held.release(); // the announcement may be lost; the waiter must still get the lock well before 30 s
     const lock = await pending;
     await lock.release();
