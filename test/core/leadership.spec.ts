@@ -45,7 +45,7 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
         }
       }),
     );
-    expect(intruders).toEqual([]);
+    expect(intruders.map((lock) => lock.value)).toEqual([]);
     expect(sections).toHaveLength(9);
     expect(findOverlaps(sections)).toEqual([]);
     expect(findStaleTokens(sections)).toEqual([]);
