@@ -45,7 +45,9 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
     const leadingB = b.run();
     // A's renewals, until one comes after the deadline the lease had when B began campaigning: renewed past
     // its ttl, so B keeps waiting.
+    // (A lost lease ends the wait too, and fails the next line.)
     await new Promise<void>((resolve) => {
+      lease.signal.addEventListener('abort', () => resolve(), { once: true });
       const off = first.get(RedlockService).on('extended', () => {
         if (performance.now() <= lapsedAt) return;
         off();
