@@ -1,7 +1,16 @@
-import { InvalidArgumentError, Lock, LockLostError, Redlock, RedlockEventMap } from '../../lib';
+import {
+  AcquireAbortedError,
+  InvalidArgumentError,
+  Lock,
+  LockLostError,
+  Redlock,
+  RedlockClosedError,
+  RedlockEventMap,
+} from '../../lib';
 import { Interval, findOverlaps, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
 import { closeAll, redlockOn } from './helpers';
+import { keyWrittenOnQuorum } from './keyspace';
 import { deferred } from './model-nodes';
 
 /** Resolves once `signal` aborts. */
@@ -115,9 +124,27 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     expect(await other.tryAcquire('leader:fails')).not.toBeNull();
   });
 
-  // That the follower waits while the lease is renewed past its ttl, and that a campaign under way stops on a
-  // signal or quit(): leadership-timing.spec.ts (virtual clock), where the campaign's attempts are seen.
-  it('a follower campaigning while the leader leads takes over when it steps down', async () => {
+  /**
+   * `campaign()` under way on the real nodes: resolves once the campaigner was refused on a quorum, seen as its
+   * intent key written there (a waiting writer's, and lead() campaigns as one), or once it settled.
+   */
+  async function refusedOnQuorum<T>(
+    name: string,
+    campaign: () => Promise<T>,
+  ): Promise<{ campaigning: Promise<T> }> {
+    const refused = await keyWrittenOnQuorum(redisNodes, `redlock:{${name}}:intent`);
+    const campaigning = campaign();
+    try {
+      await Promise.race([refused.written, campaigning.catch(() => undefined)]);
+    } finally {
+      await refused.stop();
+    }
+    return { campaigning };
+  }
+
+  // How long a follower waits (its lease renewed past the ttl) and its attempts meanwhile, on the virtual
+  // clock: leadership-timing.spec.ts.
+  it('a follower waits as long as the leader leads, and takes over when it steps down', async () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const working = deferred<() => void>();
     const leading = leader.lead(
@@ -126,15 +153,22 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     );
     const stepDown = await working.promise; // the leader works
     const elected = eventsOf(follower);
-    const following = follower.lead('leader:handover', async () => 'B');
+    let followerLed = false;
+    const { campaigning: following } = await refusedOnQuorum('leader:handover', () =>
+      follower.lead('leader:handover', async () => {
+        followerLed = true;
+        return 'B';
+      }),
+    );
+    expect(followerLed).toBe(false); // campaigning: refused on a quorum
     stepDown();
     expect(await leading).toBe('A');
     expect(await following).toBe('B');
     expect(elected.map((e) => e.event)).toEqual(['elected', 'deposed']);
   });
 
-  it('a signal ends a term: lease.signal aborts with its reason, deposed: aborted, the lease is released', async () => {
-    const [leader, other] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
+  it('a signal stops campaigning (AcquireAbortedError) and ends a term (lease.signal aborts, deposed: aborted)', async () => {
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const events = eventsOf(leader);
     const stopLeading = new AbortController();
     const working = deferred();
@@ -148,6 +182,12 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
       { signal: stopLeading.signal },
     );
     await working.promise;
+    const stopCampaign = new AbortController();
+    const { campaigning } = await refusedOnQuorum('leader:signal', () =>
+      follower.lead('leader:signal', async () => 'never', { signal: stopCampaign.signal }),
+    );
+    stopCampaign.abort(new Error('not needed'));
+    expect(await campaigning.catch((e: unknown) => e)).toBeInstanceOf(AcquireAbortedError);
     const reason = new Error('maintenance');
     stopLeading.abort(reason);
     expect(await leading).toBe(reason);
@@ -155,7 +195,20 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
       'elected',
       'deposed:aborted',
     ]);
-    expect(await other.tryAcquire('leader:signal')).not.toBeNull();
+  });
+
+  it('quit() stops a campaign with RedlockClosedError', async () => {
+    const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
+    const working = deferred<() => void>();
+    const leading = leader.lead('leader:quit', () => new Promise<void>((r) => working.resolve(r)));
+    const stepDown = await working.promise;
+    const { campaigning } = await refusedOnQuorum('leader:quit', () =>
+      follower.lead('leader:quit', async () => 'never'),
+    );
+    await follower.quit();
+    expect(await campaigning.catch((e: unknown) => e)).toBeInstanceOf(RedlockClosedError);
+    stepDown();
+    await leading;
   });
 
   it.each([

@@ -2,6 +2,7 @@ import { ForeignDataError, LockLostError, QuorumUnavailableError, Redlock } from
 import { IoredisLockNode } from '../../lib/redis';
 import { RedisNodes, useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
+import { watchKeyEnds } from './keyspace';
 
 describe('Redlock operations on 5 real nodes', () => {
   const nodes = useRedisNodes(5, {
@@ -15,64 +16,6 @@ describe('Redlock operations on 5 real nodes', () => {
   beforeAll(async () => {
     redlock = await redlockOn(nodes);
   });
-
-  /**
-   * Keyspace notifications of the `redlock:*` keys on every node: `of(key)` resolves, per node, how that key's
-   * next life there ends — `'del'` (deleted) or `'expired'` — once it was written. Call it before the write.
-   */
-  async function watchKeyEnds() {
-    const KEYSPACE = '__keyspace@0__:';
-    const waiting = nodes.nodes.map(
-      () => new Map<string, { written: boolean; end: (how: string) => void }>(),
-    );
-    const subscribers = await Promise.all(
-      nodes.nodes.map(async (node, index) => {
-        const admin = node.redis();
-        try {
-          await admin.config('SET', 'notify-keyspace-events', 'K$gx'); // SET, DEL and expiry events
-        } finally {
-          admin.disconnect();
-        }
-        const subscriber = node.redis();
-        subscriber.on('pmessage', (_pattern: string, channel: string, event: string) => {
-          const watch = waiting[index].get(channel.slice(KEYSPACE.length));
-          if (!watch) return;
-          if (event === 'set') watch.written = true;
-          else if (watch.written && (event === 'del' || event === 'expired')) watch.end(event);
-        });
-        await subscriber.psubscribe(`${KEYSPACE}redlock:*`);
-        return subscriber;
-      }),
-    );
-    return {
-      of: (key: string): Promise<string>[] =>
-        waiting.map(
-          (watches) =>
-            new Promise<string>((resolve) =>
-              watches.set(key, {
-                written: false,
-                end: (how) => {
-                  watches.delete(key);
-                  resolve(how);
-                },
-              }),
-            ),
-        ),
-      stop: async () => {
-        for (const subscriber of subscribers) subscriber.disconnect();
-        await Promise.all(
-          nodes.nodes.map(async (node) => {
-            const admin = node.redis();
-            try {
-              await admin.config('SET', 'notify-keyspace-events', '');
-            } finally {
-              admin.disconnect();
-            }
-          }),
-        );
-      },
-    };
-  }
 
   async function ttlsOnNodes(key: string): Promise<number[]> {
     return Promise.all(
@@ -194,7 +137,7 @@ describe('Redlock operations on 5 real nodes', () => {
 
   it('an acquire re-sent after NOSCRIPT, answering after the lock was released, is still undone', async () => {
     const admins = nodes.nodes.map((node) => node.redis());
-    const keyEnds = await watchKeyEnds();
+    const keyEnds = await watchKeyEnds(nodes);
     try {
       for (let i = 0; i < 20; i++) {
         const key = `redlock:{resent:${i}}`;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, Locked, RedlockModule, RedlockService } from '../../lib';
-import { RedisNodes, useRedisNodes } from '../support';
+import { keyWrittenOnQuorum } from '../core/keyspace';
+import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp, gate, keyOf } from './helpers';
 
 /** Reports are read under a read lock while an update holds the write lock. */
@@ -42,50 +43,6 @@ class Reports {
   }
 }
 
-/**
- * Resolves `onQuorum` once `key` was written (SET) on a majority of the nodes, seen through keyspace
- * notifications (listening before it returns); `stop()` unsubscribes and turns the notifications off again.
- */
-async function intentWritten(nodes: RedisNodes, key: string) {
-  const seen = new Set<number>();
-  let reached!: () => void;
-  const onQuorum = new Promise<void>((resolve) => (reached = resolve));
-  const subscribers = await Promise.all(
-    nodes.nodes.map(async (node, index) => {
-      const admin = node.redis();
-      try {
-        await admin.config('SET', 'notify-keyspace-events', 'K$'); // string commands (SET)
-      } finally {
-        admin.disconnect();
-      }
-      const subscriber = node.redis();
-      subscriber.on('message', (_channel: string, event: string) => {
-        if (event !== 'set') return;
-        seen.add(index);
-        if (seen.size * 2 > nodes.nodes.length) reached();
-      });
-      await subscriber.subscribe(`__keyspace@0__:${key}`);
-      return subscriber;
-    }),
-  );
-  return {
-    onQuorum,
-    stop: async () => {
-      for (const subscriber of subscribers) subscriber.disconnect();
-      await Promise.all(
-        nodes.nodes.map(async (node) => {
-          const admin = node.redis();
-          try {
-            await admin.config('SET', 'notify-keyspace-events', '');
-          } finally {
-            admin.disconnect();
-          }
-        }),
-      );
-    },
-  };
-}
-
 describe('@Locked(key, { mode }) in a Nest application (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeApps });
 
@@ -105,11 +62,11 @@ describe('@Locked(key, { mode }) in a Nest application (3 real nodes)', () => {
     await allReading.promise;
     expect(a.reading + b.reading).toBe(3);
     // The writer's refusals are seen on the nodes: a writer kept out by readers writes its intent there.
-    const refused = await intentWritten(redisNodes, `${keyOf('report:r1')}:intent`);
+    const refused = await keyWrittenOnQuorum(redisNodes, `${keyOf('report:r1')}:intent`);
     let updated = false;
     const update = b.update('r1').then(() => (updated = true));
     try {
-      await Promise.race([refused.onQuorum, update]); // (a writer let in ends the wait, and fails the next line)
+      await Promise.race([refused.written, update]); // (a writer let in ends the wait, and fails the next line)
     } finally {
       await refused.stop();
     }
