@@ -9,7 +9,9 @@ import {
 } from '../../lib';
 import { Interval, findOverlaps, findStaleTokens } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, eventually, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
+import { keyWrittenOnQuorum } from './keyspace';
+import { deferred } from './model-nodes';
 
 /** Resolves once `signal` aborts. */
 const aborted = (signal: AbortSignal) =>
@@ -32,21 +34,27 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
 
   it('instances campaigning at once lead one at a time, each term with a larger fencing token', async () => {
     const instances = await Promise.all([0, 1, 2].map(() => redlockOn(redisNodes, { ttl: 2_000 })));
+    // During every term an outsider tries to take the lease (the term's work: a round trip to the nodes).
+    const outsider = await redlockOn(redisNodes);
+    const intruders: Lock[] = [];
     const sections: Interval[] = [];
     const t0 = performance.now();
-    // Each instance leads three times in a row; every term works a random while, then steps down.
+    // Each instance leads three times in a row; every term probes the nodes, then steps down.
+    // (Terms working random virtual whiles: leadership-timing.spec.ts.)
     await Promise.all(
       instances.map(async (redlock, id) => {
         for (let round = 0; round < 3; round++) {
           await redlock.lead('leader:rotation', async (lease) => {
             const start = performance.now() - t0;
-            await delay(5 + Math.random() * 30);
+            const intruder = await outsider.tryAcquire('leader:rotation');
+            if (intruder) intruders.push(intruder);
             const end = performance.now() - t0;
             sections.push({ resource: 'leader', holder: `i${id}`, start, end, token: lease.fencingToken });
           });
         }
       }),
     );
+    expect(intruders.map((lock) => lock.value)).toEqual([]);
     expect(sections).toHaveLength(9);
     expect(findOverlaps(sections)).toEqual([]);
     expect(findStaleTokens(sections)).toEqual([]);
@@ -116,44 +124,68 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
     expect(await other.tryAcquire('leader:fails')).not.toBeNull();
   });
 
+  /**
+   * `campaign()` under way on the real nodes: resolves once the campaigner was refused on a quorum, seen as its
+   * intent key written there (a waiting writer's, and lead() campaigns as one), or once it settled.
+   */
+  async function refusedOnQuorum<T>(
+    name: string,
+    campaign: () => Promise<T>,
+  ): Promise<{ campaigning: Promise<T> }> {
+    const refused = await keyWrittenOnQuorum(redisNodes, `redlock:{${name}}:intent`);
+    const campaigning = campaign();
+    try {
+      await Promise.race([refused.written, campaigning.catch(() => undefined)]);
+    } finally {
+      await refused.stop();
+    }
+    return { campaigning };
+  }
+
+  // How long a follower waits (its lease renewed past the ttl) and its attempts meanwhile, on the virtual
+  // clock: leadership-timing.spec.ts.
   it('a follower waits as long as the leader leads, and takes over when it steps down', async () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
-    let stepDown!: () => void;
+    const working = deferred<() => void>();
     const leading = leader.lead(
       'leader:handover',
-      () => new Promise<string>((r) => (stepDown = () => r('A'))),
+      () => new Promise<string>((r) => working.resolve(() => r('A'))),
     );
-    expect(await eventually(async () => stepDown !== undefined)).toBe(true); // the leader works
+    const stepDown = await working.promise; // the leader works
+    const elected = eventsOf(follower);
     let followerLed = false;
-    const following = follower.lead('leader:handover', async () => {
-      followerLed = true;
-      return 'B';
-    });
-    await delay(300);
-    expect(followerLed).toBe(false);
+    const { campaigning: following } = await refusedOnQuorum('leader:handover', () =>
+      follower.lead('leader:handover', async () => {
+        followerLed = true;
+        return 'B';
+      }),
+    );
+    expect(followerLed).toBe(false); // campaigning: refused on a quorum
     stepDown();
     expect(await leading).toBe('A');
     expect(await following).toBe('B');
+    expect(elected.map((e) => e.event)).toEqual(['elected', 'deposed']);
   });
 
   it('a signal stops campaigning (AcquireAbortedError) and ends a term (lease.signal aborts, deposed: aborted)', async () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
     const events = eventsOf(leader);
     const stopLeading = new AbortController();
-    let working = false;
+    const working = deferred();
     const leading = leader.lead(
       'leader:signal',
       async (lease) => {
-        working = true;
+        working.resolve();
         await aborted(lease.signal);
         return lease.signal.reason;
       },
       { signal: stopLeading.signal },
     );
-    expect(await eventually(async () => working)).toBe(true);
+    await working.promise;
     const stopCampaign = new AbortController();
-    const campaigning = follower.lead('leader:signal', async () => 'never', { signal: stopCampaign.signal });
-    await delay(100);
+    const { campaigning } = await refusedOnQuorum('leader:signal', () =>
+      follower.lead('leader:signal', async () => 'never', { signal: stopCampaign.signal }),
+    );
     stopCampaign.abort(new Error('not needed'));
     expect(await campaigning.catch((e: unknown) => e)).toBeInstanceOf(AcquireAbortedError);
     const reason = new Error('maintenance');
@@ -167,13 +199,14 @@ describe('leadership: lead(name, work) over the quorum (3 real nodes)', () => {
 
   it('quit() stops a campaign with RedlockClosedError', async () => {
     const [leader, follower] = await Promise.all([redlockOn(redisNodes), redlockOn(redisNodes)]);
-    let stepDown!: () => void;
-    const leading = leader.lead('leader:quit', () => new Promise<void>((r) => (stepDown = r)));
-    expect(await eventually(async () => stepDown !== undefined)).toBe(true);
-    const campaigning = follower.lead('leader:quit', async () => 'never').catch((e: unknown) => e);
-    await delay(50);
+    const working = deferred<() => void>();
+    const leading = leader.lead('leader:quit', () => new Promise<void>((r) => working.resolve(r)));
+    const stepDown = await working.promise;
+    const { campaigning } = await refusedOnQuorum('leader:quit', () =>
+      follower.lead('leader:quit', async () => 'never'),
+    );
     await follower.quit();
-    expect(await campaigning).toBeInstanceOf(RedlockClosedError);
+    expect(await campaigning.catch((e: unknown) => e)).toBeInstanceOf(RedlockClosedError);
     stepDown();
     await leading;
   });

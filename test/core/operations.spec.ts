@@ -1,7 +1,8 @@
 import { ForeignDataError, LockLostError, QuorumUnavailableError, Redlock } from '../../lib';
 import { IoredisLockNode } from '../../lib/redis';
 import { RedisNodes, useRedisNodes } from '../support';
-import { closeAll, delay, eventually, redlockOn, valuesOnNodes } from './helpers';
+import { closeAll, redlockOn, valuesOnNodes } from './helpers';
+import { watchKeyEnds } from './keyspace';
 
 describe('Redlock operations on 5 real nodes', () => {
   const nodes = useRedisNodes(5, {
@@ -57,7 +58,6 @@ describe('Redlock operations on 5 real nodes', () => {
 
   it('extend() renews the ttl on every node and the validity', async () => {
     const lock = await redlock.acquire('extend-me', { ttl: 1_000 });
-    await delay(300);
     const before = lock.remainingTime;
     await lock.extend(5_000);
     expect(lock.remainingTime).toBeGreaterThan(before + 3_000);
@@ -67,10 +67,11 @@ describe('Redlock operations on 5 real nodes', () => {
 
   it('extend() of an expired lock, or of one another owner took over, throws LockLostError', async () => {
     const lock = await redlock.acquire('lost', { ttl: 100 });
-    await delay(150);
+    // Granted once the lock's keys expired on a quorum (the acquisition waits for the holder's ttl).
+    const other = await redlock.acquire('lost', { ttl: 5_000, wait: 2_000 });
+    expect(lock.remainingTime).toBeLessThanOrEqual(0);
     await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
 
-    const other = await redlock.acquire('lost', { ttl: 5_000 });
     // Fake validity so the extension is really attempted on the nodes: they all say "not the owner".
     (lock as unknown as { setDeadline(d: number): void }).setDeadline(performance.now() + 10_000);
     const error = (await lock.extend().catch((e: unknown) => e)) as LockLostError;
@@ -84,8 +85,9 @@ describe('Redlock operations on 5 real nodes', () => {
 
   it("a release by a previous holder whose lock expired never deletes the new holder's keys", async () => {
     const stale = await redlock.acquire('handover', { ttl: 100 });
-    await delay(150);
-    const fresh = await redlock.acquire('handover', { ttl: 5_000 });
+    // Granted once the stale lock's keys expired on a quorum (the acquisition waits for the holder's ttl).
+    const fresh = await redlock.acquire('handover', { ttl: 5_000, wait: 2_000 });
+    expect(stale.remainingTime).toBeLessThanOrEqual(0);
     const result = await stale.release();
     expect(result.releasedOn).toBe(0);
     expect(result.votes.every((v) => v.outcome === 'not-owner')).toBe(true);
@@ -135,21 +137,24 @@ describe('Redlock operations on 5 real nodes', () => {
 
   it('an acquire re-sent after NOSCRIPT, answering after the lock was released, is still undone', async () => {
     const admins = nodes.nodes.map((node) => node.redis());
+    const keyEnds = await watchKeyEnds(nodes);
     try {
       for (let i = 0; i < 20; i++) {
+        const key = `redlock:{resent:${i}}`;
+        const ends = keyEnds.of(key); // listening before the key is written
         // Two nodes lost their script cache: their acquires need a second round trip (EVAL after NOSCRIPT),
         // so the three others decide the quorum and the release is sent before those acquires run.
         await Promise.all(admins.slice(3).map((admin) => admin.script('FLUSH')));
-        const lock = await redlock.acquire(`resent:${i}`, { wait: 0 });
+        const lock = await redlock.acquire(`resent:${i}`, { wait: 0, ttl: 3_000 });
         await lock.release();
-        const key = `redlock:{resent:${i}}`;
-        const gone = await eventually(async () => {
-          const values = await Promise.all(admins.map((admin) => admin.exists(key)));
-          return values.every((exists) => exists === 0);
-        }, 3_000);
-        expect({ i, gone }).toEqual({ i, gone: true });
+        // On every node the key was written and then deleted (by the release, or by the undo of a late
+        // acquire), not left to expire: the keyspace notifications say how each node's copy ended.
+        expect({ i, ends: await Promise.all(ends) }).toEqual({ i, ends: Array(5).fill('del') });
+        const values = await Promise.all(admins.map((admin) => admin.exists(key)));
+        expect({ i, gone: values.every((exists) => exists === 0) }).toEqual({ i, gone: true });
       }
     } finally {
+      await keyEnds.stop();
       for (const admin of admins) admin.disconnect();
     }
   });

@@ -1,21 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Lock, RedlockModule, RedlockService, ShutdownError } from '../../lib';
 import { useRedisNodes } from '../support';
-import {
-  TEST_OPTIONS,
-  closeApp,
-  closeApps,
-  createApp,
-  delay,
-  eventually,
-  keyOf,
-  valuesOnNodes,
-} from './helpers';
+import { TEST_OPTIONS, closeApp, closeApps, createApp, gate, keyOf, valuesOnNodes } from './helpers';
 
 /** A provider whose method runs only while this instance leads (what a singleton job runner does). */
 @Injectable()
 class Coordinator {
   readonly terms: Lock[] = [];
+  /** Opens when this instance's first term begins. */
+  readonly firstTerm = gate();
   endedBy: unknown;
 
   constructor(readonly redlock: RedlockService) {}
@@ -23,6 +16,7 @@ class Coordinator {
   run(): Promise<string> {
     return this.redlock.lead('nest:coordinator', async (lease) => {
       this.terms.push(lease);
+      this.firstTerm.open();
       await new Promise<void>((resolve) => lease.signal.addEventListener('abort', () => resolve()));
       this.endedBy = lease.signal.reason;
       return 'stepped down';
@@ -44,15 +38,31 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
     const a = first.get(Coordinator);
     const b = second.get(Coordinator);
     const leadingA = a.run();
-    await eventually(async () => a.terms.length === 1);
+    await a.firstTerm.promise;
+    expect(a.terms).toHaveLength(1);
+    const lease = a.terms[0];
+    const lapsedAt = lease.validUntil; // without renewals, A's term would end here
     const leadingB = b.run();
-    await delay(1_500); // longer than the lease's ttl: renewed, so B keeps waiting
+    // A's renewals, until one comes after the deadline the lease had when B began campaigning: renewed past
+    // its ttl, so B keeps waiting.
+    // (A lost lease ends the wait too, and fails the next line.)
+    await new Promise<void>((resolve) => {
+      lease.signal.addEventListener('abort', () => resolve(), { once: true });
+      const off = first.get(RedlockService).on('extended', () => {
+        if (performance.now() <= lapsedAt) return;
+        off();
+        resolve();
+      });
+    });
+    expect(lease.signal.aborted).toBe(false);
+    expect(second.get(RedlockService).stats.waiting).toBe(1); // B is campaigning
     expect(b.terms).toHaveLength(0);
 
     await closeApp(first);
     expect(await leadingA).toBe('stepped down');
     expect(a.endedBy).toBeInstanceOf(ShutdownError);
-    expect(await eventually(async () => b.terms.length === 1)).toBe(true);
+    await b.firstTerm.promise;
+    expect(b.terms).toHaveLength(1);
     expect(b.terms[0].fencingToken!).toBeGreaterThan(a.terms[0].fencingToken!);
     expect(
       (await valuesOnNodes(redisNodes, keyOf('nest:coordinator'))).filter((v) => v === b.terms[0].value),
@@ -67,7 +77,7 @@ describe('RedlockService.lead() in a Nest application (3 real nodes)', () => {
     const [leader, waiting] = await Promise.all([app(), app()]);
     const a = leader.get(Coordinator);
     const leadingA = a.run();
-    await eventually(async () => a.terms.length === 1);
+    await a.firstTerm.promise;
     const campaign = waiting.get(Coordinator).run();
     campaign.catch(() => undefined); // settled below, after the close
     await closeApp(waiting);

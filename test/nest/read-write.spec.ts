@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, Locked, RedlockModule, RedlockService } from '../../lib';
+import { keyWrittenOnQuorum } from '../core/keyspace';
 import { useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, delay, eventually, gate } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, gate, keyOf } from './helpers';
 
 /** Reports are read under a read lock while an update holds the write lock. */
 @Injectable()
@@ -10,6 +11,8 @@ class Reports {
   maxReading = 0;
   writing = 0;
   overlaps = 0;
+  /** Called as each read begins (under its lock). */
+  onRead?: () => void;
 
   constructor(readonly redlock: RedlockService) {}
 
@@ -18,6 +21,7 @@ class Reports {
     if (this.writing > 0) this.overlaps++;
     this.reading++;
     this.maxReading = Math.max(this.maxReading, this.reading);
+    this.onRead?.();
     await until;
     this.reading--;
     return `${id}:${this.redlock.current()!.mode}`;
@@ -27,7 +31,6 @@ class Reports {
   async update(id: string, readInside = false): Promise<string> {
     if (this.reading > 0 || this.writing > 0) this.overlaps++;
     this.writing++;
-    await delay(20);
     // A read of the same resource inside the write passes (the write lock covers it).
     const inner = readInside ? await this.read(id, Promise.resolve()) : '';
     this.writing--;
@@ -51,12 +54,22 @@ describe('@Locked(key, { mode }) in a Nest application (3 real nodes)', () => {
     const a = first.get(Reports);
     const b = second.get(Reports);
     const hold = gate();
+    const allReading = gate();
+    let began = 0;
+    a.onRead = b.onRead = () => ++began === 3 && allReading.open();
     const reads = [a.read('r1', hold.promise), b.read('r1', hold.promise), a.read('r1', hold.promise)];
     // All three hold the read lock at once.
-    expect(await eventually(async () => a.reading + b.reading === 3)).toBe(true);
+    await allReading.promise;
+    expect(a.reading + b.reading).toBe(3);
+    // The writer's refusals are seen on the nodes: a writer kept out by readers writes its intent there.
+    const refused = await keyWrittenOnQuorum(redisNodes, `${keyOf('report:r1')}:intent`);
     let updated = false;
     const update = b.update('r1').then(() => (updated = true));
-    await delay(200);
+    try {
+      await Promise.race([refused.written, update]); // (a writer let in ends the wait, and fails the next line)
+    } finally {
+      await refused.stop();
+    }
     expect(updated).toBe(false); // the writer waits for the readers
     hold.open();
     expect(await Promise.all(reads)).toEqual(['r1:read', 'r1:read', 'r1:read']);

@@ -2,13 +2,15 @@ import { Controller, Get, Injectable, Param } from '@nestjs/common';
 import request from 'supertest';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, eventually, gate } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, gate } from './helpers';
 
 /** At most two exports at once across every instance. */
 @Injectable()
 class Exports {
   running = 0;
   permits: number[] = [];
+  /** Called as each export begins (under its permit). */
+  onRun?: () => void;
   constructor(readonly redlock: RedlockService) {}
 
   @Locked('exports', { permits: 2, wait: 0 })
@@ -16,6 +18,7 @@ class Exports {
     this.running++;
     const permit = this.redlock.current()!.permit!;
     this.permits.push(permit);
+    this.onRun?.();
     await until;
     this.running--;
     return permit;
@@ -46,8 +49,12 @@ describe('@Locked(key, { permits }) in Nest applications (3 real nodes)', () => 
     const a = first.get(Exports);
     const b = second.get(Exports);
     const hold = gate();
+    const bothRunning = gate();
+    let began = 0;
+    a.onRun = b.onRun = () => ++began === 2 && bothRunning.open();
     const running = [a.run(hold.promise), b.run(hold.promise)];
-    expect(await eventually(async () => a.running + b.running === 2)).toBe(true);
+    await bothRunning.promise;
+    expect(a.running + b.running).toBe(2);
     expect([...a.permits, ...b.permits].sort()).toEqual([0, 1]);
     await expect(a.run(hold.promise)).rejects.toBeInstanceOf(LockBusyError);
     await request(second.getHttpServer()).get('/exports/x').expect(409);
