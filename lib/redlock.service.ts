@@ -8,6 +8,8 @@ import {
   RedlockStats,
   ReleaseResult,
   UsingOptions,
+  describe,
+  formatResources,
   normalizeResources,
   usingArguments,
   type HealthReport,
@@ -112,7 +114,8 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
    * aborts, campaigning stops, and the lease is released once `work` settles (within `shutdownTimeout`).
    */
   lead<T>(name: string, work: (lease: Lock) => Promise<T>, options?: LeadOptions): Promise<T> {
-    const where = `lead(${JSON.stringify(name)})`;
+    // The name is validated by the core's lead(): here it is only described, whatever it is.
+    const where = `lead(${typeof name === 'string' ? formatResources([name]) : describe(name)})`;
     return this.redlock.sections.lead(name, work, options, (termOptions, termWork) =>
       this.sections.run({ resources: [name], options: termOptions, where, work: termWork }),
     );

@@ -6,7 +6,8 @@ import { type NodeVote, formatVotes, hintsFor } from './votes';
 
 /** A short description of a bad value for messages: `"abc" (a string)`, `-1`, `undefined`, `an object`. */
 export function describe(value: unknown): string {
-  if (typeof value === 'string') return `${JSON.stringify(value)} (a string)`;
+  // A long string is cut, as resources are: a 1 MB value never makes a 1 MB message.
+  if (typeof value === 'string') return `${shortResource(value)} (a string)`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) {
     return String(value);
   }
@@ -270,8 +271,8 @@ export function notAListener(event: string, listener: unknown): string {
 }
 
 /** An options argument that is not an object (or is an array). */
-export function notAnOptionsObject(name: string, value: unknown): string {
-  return `${name} must be an object like { ttl: 5000 }, got ${describe(value)}.`;
+export function notAnOptionsObject(name: string, value: unknown, example = '{ ttl: 5000 }'): string {
+  return `${name} must be an object like ${example}, got ${describe(value)}.`;
 }
 
 /** `__proto__`, `constructor` or `prototype` as an option key (from JSON, or a merge of configuration). */
@@ -297,10 +298,10 @@ export function inheritedOption(what: string, key: string): string {
 }
 
 /** Listing an options object's keys threw (a Proxy trap). */
-export function unreadableOptions(name: string, error: unknown): string {
+export function unreadableOptions(name: string, error: unknown, example = '{ ttl: 5000 }'): string {
   return (
     `${name} could not be read: listing its keys threw (${errorText(error)}), as a Proxy's trap may. Pass a ` +
-    'plain object of values: { ttl: 5000 }.'
+    `plain object of values: ${example}.`
   );
 }
 

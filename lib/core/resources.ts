@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors';
-import { describe, hashTagEscape, notWellFormed } from './messages';
+import { describe, formatResources, hashTagEscape, notWellFormed } from './messages';
 
 /**
  * Validates what the caller wants to lock and returns it as a list: one resource or a non-empty list of
@@ -10,12 +10,7 @@ export function normalizeResources(resources: unknown): string[] {
     checkEncodable(resources);
     return [resources]; // the common case
   }
-  const list = typeof resources === 'string' ? [resources] : resources;
-  if (!Array.isArray(list)) {
-    throw new InvalidArgumentError(
-      `resources must be a string or an array of strings, got ${describe(resources)}. Example: 'order:42'.`,
-    );
-  }
+  const list = typeof resources === 'string' ? [resources] : copyOfList(resources);
   if (list.length === 0) {
     throw new InvalidArgumentError('resources must not be empty: name at least one resource to lock.');
   }
@@ -23,18 +18,51 @@ export function normalizeResources(resources: unknown): string[] {
   for (const resource of list) {
     if (typeof resource !== 'string' || resource.length === 0) {
       throw new InvalidArgumentError(
-        `every resource must be a non-empty string, got ${describe(resource)} in ${JSON.stringify(list)}.`,
+        `every resource must be a non-empty string, got ${describe(resource)} in ${describeList(list)}.`,
       );
     }
     checkEncodable(resource);
     if (seen.has(resource)) {
       throw new InvalidArgumentError(
-        `resource ${JSON.stringify(resource)} is listed twice; list each resource once.`,
+        `resource ${formatResources([resource])} is listed twice; list each resource once.`,
       );
     }
     seen.add(resource);
   }
   return list as string[];
+}
+
+/**
+ * The caller's array, copied with each element read once: what is checked is what is locked (a getter cannot
+ * answer differently later), and the lock keeps its own list. A revoked Proxy or a throwing trap is refused.
+ */
+function copyOfList(resources: unknown): unknown[] {
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(resources);
+  } catch {
+    isArray = false; // a revoked Proxy
+  }
+  if (!isArray) {
+    throw new InvalidArgumentError(
+      `resources must be a string or an array of strings, got ${describe(resources)}. Example: 'order:42'.`,
+    );
+  }
+  try {
+    return Array.prototype.slice.call(resources as unknown[]);
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `resources could not be read: reading it threw (${error instanceof Error ? `${error.name}: ${error.message}` : 'a non-Error'}), ` +
+        'as a getter or Proxy trap may. Pass a plain array of strings.',
+    );
+  }
+}
+
+/** A list of resources that may hold anything, for a message: short. */
+function describeList(list: readonly unknown[]): string {
+  return list.every((item) => typeof item === 'string')
+    ? formatResources(list as string[])
+    : `a list of ${list.length}`;
 }
 
 /**

@@ -16,8 +16,8 @@ import { closeApps, createApp } from '../nest/helpers';
  * (`mode`), semaphores (`permits`), `lead()`, `inspect()`/`holders()`/`revoke()` — given wrong types, wrong
  * ranges and hostile values. Each refusal is an InvalidArgumentError (thrown or rejected, never a TypeError
  * from further in, never an unhandled rejection) whose message names the input, states the rule and says how
- * to fix it, and no node is called. Cases where lib/ falls short today are under "KNOWN GAPS" as
- * `it.failing`: they keep the correct assertion and flip once lib/ is fixed.
+ * to fix it, and no node is called. The cases lib/ fell short on when the sweep was written are grouped under
+ * "gaps found by the sweep, fixed", each named with what it did then.
  */
 
 // ------------------------------------------------------------------------------------------ hostile values
@@ -168,12 +168,12 @@ class OperatorNode extends CountingNode {
 const operatorNodes = (): OperatorNode[] => ['a:1', 'b:1', 'c:1'].map((name) => new OperatorNode(name));
 
 /**
- * A row: what is called, how its refusal must read, and — for a KNOWN GAP — what lib/ does today instead
+ * A row: what is called, how its refusal must read, and — for a gap the sweep found — what lib/ did before its fix
  * (the row then runs as `it.failing` until lib/ is fixed).
  */
 type Row = [label: string, call: (redlock: Redlock) => unknown, wording: Wording, gap?: string];
 
-/** Marks `rows` as a known gap, saying what lib/ does today. */
+/** Marks `rows` as a known gap, saying what lib/ did before its fix. */
 const gap = (today: string, rows: Row[]): Row[] =>
   rows.map(([label, call, wording]) => [label, call, wording, today]);
 
@@ -697,11 +697,10 @@ const revokeRows: Row[] = [
 // ------------------------------------------------------------------------------------------ the tests
 
 /**
- * The known gaps run as `it.failing` (green while lib/ falls short, red once it is fixed: then move the row
- * out of its gap). `SHOW_GAPS=1 npx jest test/core/entry-point-input.spec.ts` runs them as plain tests, to
- * read why each one fails today.
+ * The gaps the sweep found, fixed in lib/ since: plain tests, each named with what lib/ did before the fix (a
+ * regression makes them fail again).
  */
-const gapIt = process.env.SHOW_GAPS ? it : it.failing;
+const gapIt = it;
 
 const TABLES: [string, Row[]][] = [
   ['permits', permitsRows],
@@ -732,12 +731,12 @@ describe('new entry points refuse wrong input, naming the input, the rule and th
     );
   });
 
-  describe('KNOWN GAPS (owner fixes lib/)', () => {
+  describe('gaps found by the sweep, fixed', () => {
     const gaps = TABLES.flatMap(([table, rows]) =>
       rows
         .filter((row) => row[3] !== undefined)
         .map(([label, call, wording, today]): [string, Row[1], Wording] => [
-          `${table}: ${label} — today: ${today}`,
+          `${table}: ${label} — was: ${today}`,
           call,
           wording,
         ]),
@@ -767,15 +766,15 @@ describe('new entry points refuse wrong input, naming the input, the rule and th
       expect([permits.reads.count, mode.reads.count]).toEqual([1, 1]);
     });
 
-    describe('KNOWN GAPS (owner fixes lib/)', () => {
-      gapIt('lead() reads its options once (today: twice, rejectUnknownKeys then own())', async () => {
+    describe('gaps found by the sweep, fixed', () => {
+      gapIt('lead() reads its options once (was: twice, rejectUnknownKeys then own())', async () => {
         const { options, reads } = counted('ttl', 5_000);
         await redlock.lead('once:lead', work, options);
         expect(reads.count).toBe(1);
       });
 
       gapIt(
-        'holders() reads its options once (today: twice, rejectUnknownKeys then destructuring)',
+        'holders() reads its options once (was: twice, rejectUnknownKeys then destructuring)',
         async () => {
           const { options, reads } = counted('limit', 5);
           await redlock.holders(options);
@@ -784,7 +783,7 @@ describe('new entry points refuse wrong input, naming the input, the rule and th
       );
 
       gapIt(
-        'revoke() reads its options once (today: twice, rejectUnknownKeys then destructuring)',
+        'revoke() reads its options once (was: twice, rejectUnknownKeys then destructuring)',
         async () => {
           const { options, reads } = counted('reason', 'ops');
           await redlock.revoke('once:revoke', options as never);
@@ -793,7 +792,7 @@ describe('new entry points refuse wrong input, naming the input, the rule and th
       );
 
       gapIt(
-        "a resources array read once: a lying element getter cannot slip a refused resource past the check (today: read 3 times, 'a' checked, '\\uD800' locked)",
+        "a resources array read once: a lying element getter cannot slip a refused resource past the check (was: read 3 times, 'a' checked, '\\uD800' locked)",
         async () => {
           let reads = 0;
           const lying = Object.defineProperty([] as string[], 0, {
@@ -810,16 +809,13 @@ describe('new entry points refuse wrong input, naming the input, the rule and th
         },
       );
 
-      gapIt(
-        "a lock's resources are its own copy, not the caller's array (today: the same array)",
-        async () => {
-          const list = ['copy:a'];
-          const lock = await redlock.acquire(list, { mode: 'read' });
-          list[0] = 'copy:b';
-          expect(lock.resources).toEqual(['copy:a']);
-          await lock.release();
-        },
-      );
+      gapIt("a lock's resources are its own copy, not the caller's array (was: the same array)", async () => {
+        const list = ['copy:a'];
+        const lock = await redlock.acquire(list, { mode: 'read' });
+        list[0] = 'copy:b';
+        expect(lock.resources).toEqual(['copy:a']);
+        await lock.release();
+      });
     });
   });
 
@@ -917,13 +913,13 @@ describe('the Nest layer refuses the same input the same way (one case each)', (
     expect((error as Error).message).toMatch(/^@Locked on Service\.work: /);
   });
 
-  describe('KNOWN GAPS (owner fixes lib/)', () => {
+  describe('gaps found by the sweep, fixed', () => {
     gapIt.each([
       ['5n (JSON.stringify throws "Do not know how to serialize a BigInt")', 5n],
       ['an object whose toJSON throws (its Error escapes)', { toJSON: trap }],
       ['a Proxy whose traps throw (its Error escapes)', hostileProxy],
     ])(
-      'service.lead(%s, work) rejects with the InvalidArgumentError (today: a synchronous throw from JSON.stringify(name))',
+      'service.lead(%s, work) rejects with the InvalidArgumentError (was: a synchronous throw from JSON.stringify(name))',
       (_label, name) => check(() => service.lead(name as never, work), LEAD_NAME),
     );
   });

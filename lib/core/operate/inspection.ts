@@ -3,8 +3,8 @@ import { type NodeGroup, type KeyReading, type LockNode, type NodeReading, callN
 import { withTimeout } from '../clock';
 import { InvalidArgumentError } from '../errors';
 import { ownerOf } from '../lock';
-import { describe } from '../messages';
-import { MAX_PERMITS, rejectUnknownKeys } from '../options';
+import { describe, textHint } from '../messages';
+import { MAX_PERMITS, readMethodOptions } from '../options';
 import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from '../primitives';
 import { fenceKey, intentKey, lockKey, normalizeResources, readersKey } from '../resources';
@@ -282,9 +282,11 @@ function escapeGlob(value: string): string {
 
 /** `resource` checked as one resource name (as `acquire()` checks each). */
 export function oneResource(resource: unknown, operation: string): string {
-  if (typeof resource !== 'string') {
+  if (typeof resource !== 'string' || resource.length === 0) {
+    const rule = typeof resource === 'string' ? ', a non-empty string,' : ' (a string),';
     throw new InvalidArgumentError(
-      `${operation}() takes one resource name (a string), got ${describe(resource)}.`,
+      `${operation}() takes one resource name${rule} got ${describe(resource)}. Example: ${operation}('order:42'); ` +
+        `${operation} each resource in a call of its own.`,
     );
   }
   return normalizeResources(resource)[0];
@@ -293,21 +295,31 @@ export function oneResource(resource: unknown, operation: string): string {
 /** `holders()`'s options checked, defaults applied. */
 export function holdersOptions(options: unknown): { prefix: string; limit: number } {
   if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError(`holders() takes an options object, got ${describe(options)}.`);
+    throw new InvalidArgumentError(
+      `holders() options must be an object like ${HOLDERS_EXAMPLE}, got ${describe(options)}. ` +
+        'Leave it out to list every lock.',
+    );
   }
-  rejectUnknownKeys(options, HOLDERS_OPTION_KEYS, 'holders() option');
-  const { prefix = '', limit = 100 } = options as { prefix?: unknown; limit?: unknown };
+  const read = readMethodOptions(options, HOLDERS_OPTION_KEYS, 'holders() option', HOLDERS_EXAMPLE);
+  const { prefix = '', limit = DEFAULT_HOLDERS } = read;
   if (typeof prefix !== 'string') {
     throw new InvalidArgumentError(
-      `holders() prefix must be a string (the start of resource names), got ${describe(prefix)}.`,
+      `holders() prefix must be a string (the start of resource names), got ${describe(prefix)}. ` +
+        "Example: { prefix: 'order:' }; leave it out for every resource.",
     );
   }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_HOLDERS) {
     throw new InvalidArgumentError(
-      `holders() limit must be a whole number from 1 to ${MAX_HOLDERS}, got ${describe(limit)}.`,
+      `holders() limit must be a whole number from 1 to ${MAX_HOLDERS}, got ${describe(limit)}.` +
+        `${textHint(limit, 'number')} Default: ${DEFAULT_HOLDERS}.`,
     );
   }
   return { prefix, limit };
 }
+
+/** holders()'s options, as an example in its messages. */
+const HOLDERS_EXAMPLE = "{ prefix: 'order:', limit: 100 }";
+/** How many holders are listed when no limit is given. */
+const DEFAULT_HOLDERS = 100;
 
 const HOLDERS_OPTION_KEYS: ReadonlySet<string> = new Set(['prefix', 'limit']);

@@ -8,7 +8,7 @@ import { largestLimit, readAll } from './inspection';
 import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from '../primitives';
 import { intentKey, lockKey, readersKey } from '../resources';
-import { rejectUnknownKeys, type RedlockLogger } from '../options';
+import { readMethodOptions, type RedlockLogger } from '../options';
 import type { HeldLockRegistry } from '../hold';
 
 /** Options of `revoke()`. */
@@ -193,18 +193,20 @@ function validReason(options: unknown): string {
       `revoke() takes options { reason: string }, got ${messages.describe(options)}: say why the lock is revoked.`,
     );
   }
-  rejectUnknownKeys(options, REVOKE_OPTION_KEYS, 'revoke() option');
-  const { reason } = options as { reason?: unknown };
+  const { reason } = readMethodOptions(options, REVOKE_OPTION_KEYS, 'revoke() option', REVOKE_EXAMPLE);
   if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > MAX_REASON) {
     throw new InvalidArgumentError(
       `revoke() needs a reason: a non-empty string of at most ${MAX_REASON} characters, got ` +
-        `${messages.describe(reason)}. It is logged and handed to the holder.`,
+        `${messages.describe(reason)}. It is logged and handed to the holder. ` +
+        "Example: revoke('order:42', { reason: 'worker 7 stuck, freed by ops' }).",
     );
   }
   return reason;
 }
 
 const REVOKE_OPTION_KEYS: ReadonlySet<string> = new Set(['reason']);
+/** revoke()'s options, as an example in its messages. */
+const REVOKE_EXAMPLE = "{ reason: 'worker 7 stuck, freed by ops' }";
 
 function parseMessage(message: string): { resource: string; reason: string } | undefined {
   try {

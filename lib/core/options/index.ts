@@ -11,7 +11,7 @@ export {
   REDLOCK_OPTION_KEYS,
   USING_OPTION_KEYS,
   guardWindowOf,
-  rejectUnknownKeys,
+  readMethodOptions,
   resolveCallOptions,
   resolveOptions,
   usingArguments,

@@ -8,6 +8,8 @@ export interface OptionsKind {
   /** One of its keys, in messages (and {@link UnknownOptionError}'s `what`): `'Redlock option'`. */
   readonly option: string;
   readonly known: ReadonlySet<string>;
+  /** A call's options as an example, in messages (default `{ ttl: 5000 }`). */
+  readonly example?: string;
 }
 
 /**
@@ -28,7 +30,7 @@ export function readOptions(value: unknown, kind: OptionsKind): Record<string, u
   let keys: string[];
   try {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new InvalidArgumentError(messages.notAnOptionsObject(kind.name, value));
+      throw new InvalidArgumentError(messages.notAnOptionsObject(kind.name, value, kind.example));
     }
     keys = Object.keys(value);
     // Plain objects (the usual case) inherit nothing to look at: one prototype read decides.
@@ -43,7 +45,7 @@ export function readOptions(value: unknown, kind: OptionsKind): Record<string, u
     }
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
-    throw new InvalidArgumentError(messages.unreadableOptions(kind.name, error));
+    throw new InvalidArgumentError(messages.unreadableOptions(kind.name, error, kind.example));
   }
   // No prototype: a key left out reads undefined even when Object.prototype was polluted elsewhere.
   const read: Record<string, unknown> = Object.create(null) as Record<string, unknown>;

@@ -263,8 +263,13 @@ export const USING_OPTION_KEYS: ReadonlySet<string> = new Set([
  * A misspelt option would otherwise be ignored silently and the default used instead; a reserved key
  * (`__proto__`), an inherited option, or a getter that throws are refused too ({@link readOptions}).
  */
-export function rejectUnknownKeys(object: object, known: ReadonlySet<string>, what: string): void {
-  readOptions(object, { name: `${what}s`, option: what, known });
+export function readMethodOptions(
+  object: unknown,
+  known: ReadonlySet<string>,
+  what: string,
+  example: string,
+): Record<string, unknown> {
+  return readOptions(object, { name: `${what}s`, option: what, known, example });
 }
 
 /** Splits `using(resources, options?, fn)`'s overloaded arguments; refuses a missing function. */

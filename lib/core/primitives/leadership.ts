@@ -1,8 +1,8 @@
 import { InvalidArgumentError, LockLostError } from '../errors';
 import type { DeposedReason, RedlockEvents } from '../events';
 import type { Lock } from '../lock';
-import { describe } from '../messages';
-import { UsingOptions, rejectUnknownKeys, validateBoolean } from '../options';
+import { describe, textHint } from '../messages';
+import { UsingOptions, readMethodOptions } from '../options';
 
 /** Options of `lead()`. */
 export interface LeadOptions {
@@ -91,17 +91,19 @@ export function validateLead(
       `lead() needs the work to run while leading, as a function (lease) => Promise, got ${describe(work)}.`,
     );
   }
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError(`lead() options must be an object, got ${describe(options)}.`);
+  // Read once, own keys only, into a null-prototype record: a polluted Object.prototype adds nothing.
+  const read = readMethodOptions(options, LEAD_OPTION_KEYS, 'lead() option', LEAD_EXAMPLE) as LeadOptions;
+  const { ttl, signal } = read;
+  const recampaign = 'recampaign' in read ? read.recampaign : true;
+  if (typeof recampaign !== 'boolean') {
+    throw new InvalidArgumentError(
+      `lead() option recampaign must be true or false, got ${describe(recampaign)}.` +
+        `${textHint(recampaign, 'boolean')} Default: true (campaign again after a lost lease).`,
+    );
   }
-  rejectUnknownKeys(options, LEAD_OPTION_KEYS, 'lead() option');
-  // Own properties only: an option inherited from a polluted Object.prototype is not the caller's.
-  const own = <K extends keyof LeadOptions>(key: K): LeadOptions[K] =>
-    Object.prototype.hasOwnProperty.call(options, key) ? (options as LeadOptions)[key] : undefined;
-  const ttl = own('ttl');
-  const recampaign = own('recampaign') ?? true;
-  const signal = own('signal');
-  validateBoolean(recampaign, 'recampaign');
   // ttl and signal are checked with the term's options, before any traffic (resolveCallOptions).
   return { ttl, recampaign, signal };
 }
+
+/** lead()'s options, as an example in its messages. */
+const LEAD_EXAMPLE = '{ ttl: 10000, recampaign: true } (leave them out for the defaults)';
