@@ -33,19 +33,26 @@ In the background (&) it reads no commands on Linux; elsewhere give it < /dev/nu
 
 ${OPERATE_USAGE}`;
 
-/** `--nodes 5 --port 7000` → { nodes: 5, port: 7000 }; throws with the usage on anything else. */
+/** `--nodes 5 --port 7000` → { nodes: 5, port: 7000 }; throws with the rule and the usage on anything else. */
 function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: number } | undefined {
   if (args.includes('--help') || args.includes('-h')) return undefined;
+  const fail = (problem: string): never => {
+    throw new Error(`nestjs-redlock dev-redis: ${problem}\n\n${USAGE}`);
+  };
+  const whole = (flag: string, value: string, min: number, max: number): number => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value) || number < min || number > max)
+      fail(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    return number;
+  };
   const parsed = { nodes: 3, port: 6379 };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
-    const number = Number(value);
-    if (flag === '--nodes' && Number.isInteger(number) && number >= 1 && number <= 9) parsed.nodes = number;
-    else if (flag === '--port' && Number.isInteger(number) && number >= 0 && number <= 65535 - 9) {
-      parsed.port = number;
-    } else {
-      throw new Error(`nestjs-redlock dev-redis: unexpected ${flag} ${value ?? ''}\n\n${USAGE}`);
-    }
+    if ((flag === '--nodes' || flag === '--port') && (value === undefined || value.startsWith('--')))
+      fail(`${flag} needs a value`);
+    if (flag === '--nodes') parsed.nodes = whole(flag, value, 1, 9);
+    else if (flag === '--port') parsed.port = whole(flag, value, 0, 65535 - 9);
+    else fail(`unexpected ${flag}${value === undefined ? '' : ` ${value}`}`);
   }
   return parsed;
 }
@@ -53,13 +60,18 @@ function parseDevRedisArgs(args: readonly string[]): { nodes: number; port: numb
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
   if (command === 'inspect' || command === 'holders') {
-    process.stdout.write(await operate(command, parseOperateArgs(command, args)));
+    const parsed = parseOperateArgs(command, args);
+    process.stdout.write(parsed ? await operate(command, parsed) : `${OPERATE_USAGE}\n`);
     return;
   }
   if (command !== 'dev-redis') {
-    process.stdout.write(`${USAGE}\n`);
-    if (command !== undefined && command !== 'help' && command !== '--help') process.exitCode = 1;
-    return;
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    }
+    throw new Error(
+      `nestjs-redlock: unknown command ${JSON.stringify(command)} (commands: dev-redis, inspect, holders)\n\n${USAGE}`,
+    );
   }
   const parsed = parseDevRedisArgs(args);
   if (!parsed) {

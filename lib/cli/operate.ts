@@ -20,11 +20,18 @@ the quorum. holders: the locks held under the key prefix (SCAN, at most --limit 
 --nodes: the application's nodes, comma-separated (redis://host:port, rediss://user:pass@host:port, ...).
 --key-prefix: the application's keyPrefix (default redlock:). Read-only: nothing is written.`;
 
-/** `inspect r --nodes a,b,c` / `holders --prefix order: --nodes a,b,c` → the arguments; throws with the usage. */
-export function parseOperateArgs(command: 'inspect' | 'holders', args: readonly string[]): OperateArgs {
+/**
+ * `inspect r --nodes a,b,c` / `holders --prefix order: --nodes a,b,c` → the arguments (undefined for `--help`);
+ * throws with the usage, naming the argument and the rule.
+ */
+export function parseOperateArgs(
+  command: 'inspect' | 'holders',
+  args: readonly string[],
+): OperateArgs | undefined {
   const fail = (problem: string): never => {
     throw new Error(`nestjs-redlock ${command}: ${problem}\n\n${OPERATE_USAGE}`);
   };
+  if (args.includes('--help') || args.includes('-h')) return undefined;
   let nodes: string[] | undefined;
   let keyPrefix: string | undefined;
   let prefix = '';
@@ -34,18 +41,22 @@ export function parseOperateArgs(command: 'inspect' | 'holders', args: readonly 
     const flag = args[i];
     if (!flag.startsWith('--')) {
       if (command !== 'inspect' || resource !== undefined) fail(`unexpected ${JSON.stringify(flag)}`);
+      if (flag === '') fail('the resource must be a non-empty string: nestjs-redlock inspect <resource> ...');
       resource = flag;
       continue;
     }
+    // Never echo what follows '=': it may be a URL with a password.
+    if (flag.includes('='))
+      fail(`unknown option ${flag.split('=')[0]}=…: write ${flag.split('=')[0]} <value>, with a space`);
     const value = args[++i];
-    if (value === undefined) fail(`${flag} needs a value`);
+    if (value === undefined || value.startsWith('--')) fail(`${flag} needs a value`);
     if (flag === '--nodes') nodes = value.split(',').filter(Boolean);
     else if (flag === '--key-prefix') keyPrefix = value;
     else if (flag === '--prefix' && command === 'holders') prefix = value;
     else if (flag === '--limit' && command === 'holders') {
       limit = Number(value);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-        fail('--limit must be a whole number from 1 to 10000');
+      if (!/^\d+$/.test(value) || !Number.isInteger(limit) || limit < 1 || limit > 10_000)
+        fail(`--limit must be a whole number from 1 to 10000, got ${JSON.stringify(value)}`);
     } else fail(`unknown option ${flag}`);
   }
   if (!nodes || nodes.length === 0) fail('--nodes is required: the Redis nodes the application locks on');
@@ -54,15 +65,26 @@ export function parseOperateArgs(command: 'inspect' | 'holders', args: readonly 
   return { nodes: nodes!, keyPrefix, prefix, limit, resource };
 }
 
+/** The instance `inspect`/`holders` read through; the core's refusal of --nodes or --key-prefix names the flag. */
+function operatorOn(command: 'inspect' | 'holders', args: OperateArgs): Redlock {
+  try {
+    return new Redlock(args.nodes, {
+      logger: false,
+      restartGuard: false,
+      nodeTimeout: 500,
+      owner: 'nestjs-redlock-cli',
+      ...(args.keyPrefix !== undefined ? { keyPrefix: args.keyPrefix } : {}),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const flag = message.startsWith('keyPrefix') ? '--key-prefix' : '--nodes';
+    throw new Error(`nestjs-redlock ${command}: ${flag}: ${message}\n\n${OPERATE_USAGE}`);
+  }
+}
+
 /** Runs `inspect` or `holders` against the nodes and returns the table to print. */
 export async function operate(command: 'inspect' | 'holders', args: OperateArgs): Promise<string> {
-  const redlock = new Redlock(args.nodes, {
-    logger: false,
-    restartGuard: false,
-    nodeTimeout: 500,
-    owner: 'nestjs-redlock-cli',
-    ...(args.keyPrefix !== undefined ? { keyPrefix: args.keyPrefix } : {}),
-  });
+  const redlock = operatorOn(command, args);
   try {
     const states = await redlock.connect(5_000);
     const down = states

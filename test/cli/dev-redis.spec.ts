@@ -315,6 +315,6 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     expect(ownHelp.output()).toContain('restart <n>, r <n>');
     const wrong = start(process.execPath, [build.entry, 'dev-redis', '--nodes', 'many']);
     expect(await wrong.exited).toBe(1);
-    expect(wrong.output()).toContain('unexpected --nodes many');
+    expect(wrong.output()).toContain('--nodes must be a whole number from 1 to 9, got "many"');
   });
 });
