@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { MAX_DURATION } from './durations';
 
 /** A cancellable timer returned by {@link Clock.setTimeout}. */
@@ -18,14 +17,16 @@ export interface Clock {
 }
 
 /**
- * The system clock: `performance.now()` and Node timers.
+ * The system clock: the global `performance.now()` and Node timers.
  *
  * A timer fires through `setImmediate` after the timeout: when the event loop was blocked, Node runs expired
  * timers before it reads sockets, so a plain timeout would blame nodes whose answers are already waiting
  * unread. The extra hop lets those answers count first.
  */
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  // The global one, read at each call (not node:perf_hooks' import): Jest's fake timers replace it, so a test
+  // that fakes timers moves the core's time with the nodes' (in-memory nodes read Date.now()).
+  now: () => globalThis.performance.now(),
   setTimeout(fn: () => void, ms: number): Timer {
     let immediate: NodeJS.Immediate | undefined;
     const cancelTimeout = longTimeout(() => {
