@@ -3,6 +3,7 @@ import {
   Catch,
   ConflictException,
   HttpException,
+  HttpStatus,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
@@ -10,6 +11,7 @@ import { throwError } from 'rxjs';
 import {
   LockBusyError,
   LockLostError,
+  LockQueueFullError,
   LockRevokedError,
   PermitCountMismatchError,
   QuorumUnavailableError,
@@ -22,6 +24,7 @@ import * as messages from './redlock.messages';
  *
  * | error | status |
  * | --- | --- |
+ * | `LockQueueFullError` (`maxWaiting` callers already wait for the lock: refused at once) | 429 Too Many Requests, `Retry-After: 1` |
  * | `LockBusyError` (another operation holds the lock) | 409 Conflict |
  * | `QuorumUnavailableError` (too few Redis nodes could take the lock) | 503, with `Retry-After` when the restart guard says when |
  * | `LockLostError`, `LockRevokedError` (the lock was lost or revoked while the handler ran) | 503 |
@@ -39,14 +42,18 @@ import * as messages from './redlock.messages';
 export class LockBusyFilter extends BaseExceptionFilter {
   override catch(error: LockFailure, host: ArgumentsHost): unknown {
     const busy = error instanceof LockBusyError;
+    // A subclass of LockBusyError: checked first.
+    const full = error instanceof LockQueueFullError;
     const message = answerOf(error);
-    const statusCode = busy ? 409 : 503;
+    const statusCode = full ? 429 : busy ? 409 : 503;
     switch (host.getType<string>()) {
       case 'http':
         if (error instanceof QuorumUnavailableError && error.retryAfter !== undefined) {
           this.setRetryAfter(host, error.retryAfter);
         }
-        return super.catch(httpException(busy, message, error), host);
+        // The queue moves as holders release: when a place frees is not known, so "soon".
+        if (full) this.setRetryAfter(host, 1_000);
+        return super.catch(httpException(statusCode, message, error), host);
       case 'rpc':
         return throwError(() => ({ status: 'error', message, statusCode }));
       case 'ws': {
@@ -81,6 +88,7 @@ type LockFailure =
 
 /** The answer's message: what happened to the resource, never which nodes. */
 function answerOf(error: LockFailure): string {
+  if (error instanceof LockQueueFullError) return messages.queueFullRequest(error.resources);
   if (error instanceof LockBusyError) return messages.conflict(error.resources);
   if (error instanceof QuorumUnavailableError) return messages.unavailable(error.resources);
   if (error instanceof LockRevokedError) return messages.revokedDuringRequest(error.resources);
@@ -89,8 +97,15 @@ function answerOf(error: LockFailure): string {
   return messages.permitsInFlux(error.resources);
 }
 
-function httpException(busy: boolean, message: string, cause: Error): HttpException {
-  return busy
+function httpException(statusCode: number, message: string, cause: Error): HttpException {
+  if (statusCode === 429) {
+    return new HttpException(
+      { statusCode, message, error: 'Too Many Requests' },
+      HttpStatus.TOO_MANY_REQUESTS,
+      { cause },
+    );
+  }
+  return statusCode === 409
     ? new ConflictException(message, { cause, description: 'Conflict' })
     : new ServiceUnavailableException(message, { cause, description: 'Service Unavailable' });
 }

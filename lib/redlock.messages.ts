@@ -88,6 +88,11 @@ export function revokedDuringRequest(resources: readonly string[]): string {
   return `The lock on ${resourcesOf(resources)} was revoked while the request ran, so it was stopped; try again.`;
 }
 
+/** The body of the 429 answer when too many callers wait for a lock already. */
+export function queueFullRequest(resources: readonly string[]): string {
+  return `${resourcesOf(resources)} has too many requests waiting for it; try again shortly.`;
+}
+
 /** The body of the 503 answer during shutdown. */
 export function shuttingDownRequest(): string {
   return 'The service is shutting down; try again.';

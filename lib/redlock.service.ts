@@ -1,4 +1,10 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import {
   AcquireOptions,
@@ -32,7 +38,7 @@ import type { LogSink, ResolvedModuleOptions } from './redlock.module-options';
  * sections finish before closing the connections the module created.
  */
 @Injectable()
-export class RedlockService implements OnModuleInit, OnApplicationShutdown {
+export class RedlockService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly redlock: Redlock;
   private readonly log: LogSink | undefined;
   private readonly connectTimeout: number;
@@ -205,6 +211,15 @@ export class RedlockService implements OnModuleInit, OnApplicationShutdown {
     if (wait === undefined || !Number.isFinite(wait) || wait <= 0) return;
     const guarded = report.nodes.filter((node) => (node.guardRemaining ?? 0) > 0).map((node) => node.node);
     this.log.warn(messages.startingInGuard(guarded, wait, new Date(Date.now() + wait)));
+  }
+
+  /**
+   * Stops sections waiting for a lock (they end with a `ShutdownError`, 503 on an HTTP route) and refuses new
+   * ones, before Nest closes the HTTP server: that close waits for requests in flight, and one waiting for a
+   * busy lock would hold `app.close()` up for its whole `wait`. Sections holding their lock run on.
+   */
+  beforeApplicationShutdown(): void {
+    this.sections.stopWaiting();
   }
 
   /**

@@ -37,6 +37,11 @@ export { InvalidArgumentError } from './core';
 export { UnknownOptionError } from './core';
 /** The resources are held by another owner and did not become free within the wait budget. */
 export { LockBusyError } from './core';
+/**
+ * `maxWaiting` callers of the instance already wait for the resources: refused at once (a `LockBusyError`; 429
+ * on an HTTP route).
+ */
+export { LockQueueFullError } from './core';
 /** Too few nodes agreed for reasons other than contention; nothing was left locked. */
 export { QuorumUnavailableError } from './core';
 /** A lock can no longer be guaranteed (validity ran out, or an extension lost its quorum). */

@@ -92,9 +92,29 @@ export class LockBusyError extends RedlockError {
   /** How many attempts were made before giving up. */
   readonly attempts: number;
 
-  constructor(resources: readonly string[], votes: readonly NodeVote[], attempts: number, waitedMs: number) {
-    super(messages.busy(resources, votes, attempts, waitedMs), resources, votes);
+  constructor(
+    resources: readonly string[],
+    votes: readonly NodeVote[],
+    attempts: number,
+    waitedMs: number,
+    message = messages.busy(resources, votes, attempts, waitedMs),
+  ) {
+    super(message, resources, votes);
     this.attempts = attempts;
+  }
+}
+
+/**
+ * `maxWaiting` callers of this instance already wait for these resources: this one was refused at once, without
+ * Redis traffic and without waiting (a `LockBusyError`, so `onBusy: 'skip'` skips it; HTTP answers 429).
+ */
+export class LockQueueFullError extends LockBusyError {
+  /** The cap that was reached: how many callers of this instance may wait for the resources at once. */
+  readonly maxWaiting: number;
+
+  constructor(resources: readonly string[], maxWaiting: number) {
+    super(resources, [], 0, 0, messages.queueFull(resources, maxWaiting));
+    this.maxWaiting = maxWaiting;
   }
 }
 

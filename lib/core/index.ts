@@ -53,6 +53,7 @@ export {
   InvalidArgumentError,
   UnknownOptionError,
   LockBusyError,
+  LockQueueFullError,
   QuorumUnavailableError,
   LockLostError,
   LockRevokedError,

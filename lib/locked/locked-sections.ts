@@ -286,7 +286,18 @@ export class LockedSections {
   }
 
   refuseWhenClosed(resources: readonly string[]): void {
-    if (this.closed) throw new ShutdownError(messages.shuttingDown(resources), resources);
+    if (this.closed || this.closing.signal.aborted)
+      throw new ShutdownError(messages.shuttingDown(resources), resources);
+  }
+
+  /**
+   * The first step of shutdown: sections still waiting for their lock stop waiting (a `ShutdownError`, 503 on
+   * an HTTP route) and new ones are refused, while sections holding their lock run on. Nest closes the HTTP
+   * server (which waits for requests in flight) before `onApplicationShutdown`: a request waiting for a lock
+   * would otherwise hold `app.close()` up for its whole `wait`.
+   */
+  stopWaiting(): void {
+    if (!this.closing.signal.aborted) this.closing.abort(new ShutdownError(messages.shuttingDown([]), []));
   }
 
   /**
@@ -298,7 +309,7 @@ export class LockedSections {
   async close(timeout: number): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.closing.abort(new ShutdownError(messages.shuttingDown([]), []));
+    this.stopWaiting();
     const held = this.held.live();
     if (held.length === 0) return;
     this.log?.debug?.(messages.shutdownDraining(held.length));

@@ -18,6 +18,8 @@ export class MemoryNode implements LockNode {
   batches = 0;
   /** Single-lock `extend` calls received so far. */
   extends = 0;
+  /** `acquire` calls received so far. */
+  acquires = 0;
   private readonly held: (() => void)[] = [];
   private readonly batchListeners: (() => void)[] = [];
 
@@ -44,6 +46,7 @@ export class MemoryNode implements LockNode {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
+    this.acquires++;
     return this.answer(() => {
       const other = request.keys.map((key) => this.live(key)).find((e) => e && e.owner !== request.owner);
       // Whole milliseconds, as PTTL answers (timers at fractions of a ttl make the clock fractional).

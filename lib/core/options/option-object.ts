@@ -1,5 +1,5 @@
 import { InvalidArgumentError, UnknownOptionError } from '../errors';
-import * as messages from '../messages';
+import * as messages from './option-object-messages';
 
 /** An options object's name in messages and the keys it takes. */
 export interface OptionsKind {

@@ -125,6 +125,15 @@ export function validateOwnerLabel(owner: unknown): asserts owner is string {
   }
 }
 
+export function validateMaxWaiting(value: unknown): asserts value is number {
+  if (value === Infinity || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1)) return;
+  throw new InvalidArgumentError(
+    `maxWaiting must be a whole number ≥ 1 (how many callers of this instance may wait for the same resources ` +
+      `at once) or Infinity, got ${describe(value)}.${textHint(value, 'number')} Example: maxWaiting: 50; leave ` +
+      'it out for no limit.',
+  );
+}
+
 export function validatePermits(value: unknown): asserts value is number | undefined {
   if (
     value !== undefined &&

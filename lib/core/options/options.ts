@@ -25,6 +25,13 @@ export interface RedlockOptions {
   nodeTimeout?: number;
   /** How long `acquire()` keeps retrying a busy or unavailable lock, in ms. 0 = one attempt. Default 5 000. */
   wait?: number;
+  /**
+   * At most this many callers of this instance wait for the same resources at once; the next one is refused at
+   * once with a `LockQueueFullError` (429 on an HTTP route) instead of waiting: load shedding for a hot lock.
+   * Counted per instance (each process's own waiters), not across the fleet. A whole number ≥ 1, or
+   * `Infinity`. Default `Infinity` (no limit).
+   */
+  maxWaiting?: number;
   /** The first retry delay, in ms; later ones grow ×5 up to `maxRetryDelay`, each with ±50 % jitter. Default 10. */
   retryDelay?: number;
   /** The largest delay between two attempts, in ms. Default 200. */
@@ -75,6 +82,8 @@ export interface AcquireOptions {
   ttl?: number;
   /** How long to keep retrying, in ms (ignored by `tryAcquire()`, which makes one attempt). */
   wait?: number;
+  /** At most this many callers of this instance wait for these resources at once (see `RedlockOptions`). */
+  maxWaiting?: number;
   /** Hand out a fencing token with this lock. */
   fencing?: boolean;
   /** Aborting stops waiting and retrying at once and removes any keys written so far. */
@@ -106,6 +115,8 @@ export interface UsingOptions extends AcquireOptions {
 export interface CallSettings {
   readonly ttl: number;
   readonly wait: number;
+  /** How many callers of the instance may wait for the same resources at once (`Infinity`: no limit). */
+  readonly maxWaiting: number;
   readonly fencing: boolean;
   readonly guardWindow: number;
   readonly signal: AbortSignal | undefined;
@@ -128,6 +139,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   driftFactor: 0.01,
   nodeTimeout: 50,
   wait: 5_000,
+  maxWaiting: Infinity,
   retryDelay: 10,
   maxRetryDelay: 200,
   keyPrefix: 'redlock:',
@@ -149,13 +161,14 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     DEFAULT_OPTIONS,
     given,
   );
-  const { ttl, driftFactor, nodeTimeout, wait, retryDelay, maxRetryDelay } = resolved;
+  const { ttl, driftFactor, nodeTimeout, wait, maxWaiting, retryDelay, maxRetryDelay } = resolved;
   const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner, client } = resolved;
   const defaults = DEFAULT_OPTIONS;
   rules.validateTtl(ttl, 'ttl');
   rules.validateDriftFactor(driftFactor);
   rules.validateDurationOption(nodeTimeout, 'nodeTimeout', 1, defaults.nodeTimeout);
   rules.validateDurationOption(wait, 'wait', 0, defaults.wait, true);
+  rules.validateMaxWaiting(maxWaiting);
   rules.validateDurationOption(retryDelay, 'retryDelay', 0, defaults.retryDelay);
   rules.validateDurationOption(maxRetryDelay, 'maxRetryDelay', 0, defaults.maxRetryDelay);
   rules.validateRetryDelays(retryDelay, maxRetryDelay);
@@ -171,6 +184,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     driftFactor,
     nodeTimeout,
     wait,
+    maxWaiting,
     retryDelay,
     maxRetryDelay,
     fencing,
@@ -198,12 +212,14 @@ export function resolveCallOptions(
   const or = <T>(value: unknown, fallback: T): unknown => (value === undefined ? fallback : value);
   const ttl = or(given.ttl, defaults.ttl);
   const wait = or(given.wait, defaults.wait);
+  const maxWaiting = or(given.maxWaiting, defaults.maxWaiting);
   const fencing = or(given.fencing, defaults.fencing);
   const autoExtend = or(given.autoExtend, defaults.autoExtend);
   const onLockLost = or(given.onLockLost, defaults.onLockLost);
   // Left out, a call's setting is the instance's: that is the fix each message names.
   rules.validateTtl(ttl, 'ttl');
   rules.validateDurationOption(wait, 'wait', 0, defaults.wait, true);
+  rules.validateMaxWaiting(maxWaiting);
   rules.validateBoolean(fencing, 'fencing', defaults.fencing);
   rules.validateBoolean(autoExtend, 'autoExtend', defaults.autoExtend);
   rules.validateOnLockLost(onLockLost, defaults.onLockLost);
@@ -216,6 +232,7 @@ export function resolveCallOptions(
   return {
     ttl,
     wait,
+    maxWaiting,
     fencing,
     guardWindow: guardWindowOf(defaults, ttl),
     signal,
@@ -247,6 +264,7 @@ const REDLOCK_OPTIONS = { name: 'Redlock options', option: 'Redlock option', kno
 export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
   'ttl',
   'wait',
+  'maxWaiting',
   'fencing',
   'signal',
   'permits',

@@ -1,5 +1,5 @@
 import { acquireWithRetries, failureOf, type AcquirePlan, eitherSignal } from '../acquire';
-import { InvalidArgumentError, LockBusyError, RedlockClosedError } from '../errors';
+import { InvalidArgumentError, LockBusyError, LockQueueFullError, RedlockClosedError } from '../errors';
 import type { AcquireRequest } from '../nodes';
 import type { RedlockEvents } from '../events';
 import { KeyPlan, keySetId, requestFor } from './request';
@@ -109,6 +109,11 @@ async function queuedAttempts(
       ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
       : acquirePermit(plan, resources, request, permits, wait, stop.signal);
   const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
+  // Load shedding: refused before any traffic when this instance's waiters for the key set reach the cap.
+  if (settings.wait > 0 && context.waiting.waiting(queueId) >= settings.maxWaiting) {
+    stop.dispose();
+    throw new LockQueueFullError(resources, settings.maxWaiting);
+  }
   let result: PermitResult;
   stats.inProgress.count++;
   const underWay =

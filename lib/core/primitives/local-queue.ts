@@ -10,6 +10,8 @@ import type { Clock, Timer } from '../clock';
  */
 export class LocalQueues {
   private readonly tails = new Map<string, Promise<void>>();
+  /** How many tasks each key has, running or queued. */
+  private readonly counts = new Map<string, number>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -25,6 +27,7 @@ export class LocalQueues {
     task: (queuedFor: number) => Promise<T>,
   ): Promise<T> {
     const previous = this.tails.get(key);
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     let done!: () => void;
     const mine = new Promise<void>((resolve) => (done = resolve));
     const tail = previous ? previous.then(() => mine) : mine;
@@ -36,7 +39,15 @@ export class LocalQueues {
     } finally {
       done();
       if (this.tails.get(key) === tail) this.tails.delete(key);
+      const left = (this.counts.get(key) ?? 1) - 1;
+      if (left > 0) this.counts.set(key, left);
+      else this.counts.delete(key);
     }
+  }
+
+  /** How many tasks `key` has now, the running one and those queued behind it. */
+  waiting(key: string): number {
+    return this.counts.get(key) ?? 0;
   }
 
   /** The number of key sets with queued acquisitions (for tests: it must fall back to 0). */
