@@ -42,6 +42,9 @@ export class ClientProcess {
   private readonly child: ChildProcess;
   private report: PhaseReport = emptyReport();
   private stopped: (() => void) | undefined;
+  private phaseConnected: (() => void) | undefined;
+  /** Resolves once the current phase's Redlock instance finished connecting (or the phase or process ended). */
+  connected: Promise<void> = Promise.resolve();
   private readonly exited: Promise<void>;
   private stderrTail = '';
   private closing = false;
@@ -76,6 +79,7 @@ export class ClientProcess {
           );
         }
         this.stopped?.();
+        this.phaseConnected?.();
         resolve();
       });
     });
@@ -95,8 +99,12 @@ export class ClientProcess {
           this.send({ type: 'fenced', seq: message.seq, accepted });
           break;
         }
+        case 'connected':
+          this.phaseConnected?.();
+          break;
         case 'stopped':
           this.report.stats = message.stats;
+          this.phaseConnected?.();
           this.stopped?.();
           break;
         case 'log':
@@ -158,6 +166,9 @@ export class ClientProcess {
 
   startPhase(phase: ClientPhase): void {
     this.report = emptyReport();
+    this.connected = this.running
+      ? new Promise<void>((resolve) => (this.phaseConnected = resolve))
+      : Promise.resolve();
     if (!this.running) this.report.logs.push(`client process is gone:\n${this.stderrTail}`);
     this.send({ type: 'phase', phase });
   }

@@ -250,6 +250,11 @@ export class ChaosCluster {
 
   // --- what the clients do -------------------------------------------------------------------------------
 
+  /** Resolves once every client's Redlock instance of the current phase finished connecting. */
+  async clientsConnected(): Promise<void> {
+    await Promise.all(this.clients.map((client) => client.connected));
+  }
+
   /** Every section reported so far in the current phase, by every client. */
   sectionsSoFar(): SectionRecord[] {
     return this.clients.flatMap((client) => client.sections);
