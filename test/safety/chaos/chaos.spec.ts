@@ -261,7 +261,8 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     const run = await c.runPhase(phase, async () => {
       await c.clientsConnected();
       const found = () => findOverlaps(intervalsOf(c.sectionsSoFar(), true)).length > 0;
-      await bareQuorumRestarts(c, phase.ttl, profile.guardControlCycles, found);
+      const lockKeys = phase.resources.map(([resource]) => `redlock:{${resource}}`);
+      await bareQuorumRestarts(c, phase.ttl, lockKeys, profile.guardControlCycles, found);
     });
     const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: 0, clip: true });
     record(run, analysis, true);

@@ -230,6 +230,34 @@ export class ChaosCluster {
   }
 
   /**
+   * Resolves once none of `keys` is on any of `nodes` (expired, or deleted): each node's keyspace
+   * notifications for the keys wake a re-read, subscribed before the first read, so no change slips between.
+   */
+  async keysGoneFrom(nodes: readonly number[], keys: readonly string[]): Promise<void> {
+    await Promise.all(
+      nodes.map(async (node) => {
+        const handle = this.nodes.nodes[node];
+        const subscriber: Redis = handle.redis();
+        const reader: Redis = handle.redis();
+        try {
+          await reader.config('SET', 'notify-keyspace-events', 'KA');
+          let changed = (): void => undefined;
+          subscriber.on('message', () => changed());
+          await subscriber.subscribe(...keys.map((key) => `__keyspace@0__:${key}`));
+          for (;;) {
+            const next = new Promise<void>((resolve) => (changed = resolve));
+            if ((await reader.exists(...keys)) === 0) return;
+            await next;
+          }
+        } finally {
+          subscriber.disconnect();
+          reader.disconnect();
+        }
+      }),
+    );
+  }
+
+  /**
    * Resolves with the next section that begins and satisfies `accept`, or undefined after `timeout` ms.
    * Lets a fault pattern aim at a holder that has just acquired.
    */
