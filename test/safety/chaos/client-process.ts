@@ -51,6 +51,8 @@ export class ClientProcess {
   private onScenario: ((step: 'waiting' | 'done', error?: string) => void) | undefined;
   /** Called for every section the moment it begins. */
   onEntry: ((entry: EntryRecord) => void) | undefined;
+  /** Called for every section when it is reported (it ended). */
+  onSection: ((section: SectionRecord) => void) | undefined;
   /** Called when the client's event loop was held up (its host is starved). */
   onLag: ((t: number, ms: number) => void) | undefined;
 
@@ -90,6 +92,7 @@ export class ClientProcess {
           break;
         case 'section':
           this.report.sections.push(message.section);
+          this.onSection?.(message.section);
           break;
         case 'failure':
           this.report.failures.push(message.failure);

@@ -48,6 +48,7 @@ export class ChaosCluster {
   private fenced = new FencedResources(() => this.now());
   private readonly latencies = new Map<string, number>();
   private entryWaiters = new Set<(entry: EntryRecord) => void>();
+  private sectionWaiters = new Set<(section: SectionRecord) => void>();
   private build: ClientBuild | undefined;
   private readonly lags: Lag[] = [];
   private lagTimer: NodeJS.Timeout | undefined;
@@ -95,6 +96,9 @@ export class ChaosCluster {
       for (const client of clients) {
         client.onEntry = (entry) => {
           for (const waiter of [...cluster.entryWaiters]) waiter(entry);
+        };
+        client.onSection = (section) => {
+          for (const waiter of [...cluster.sectionWaiters]) waiter(section);
         };
         client.onLag = (t, ms) => cluster.lags.push({ t, ms, client: client.index });
       }
@@ -262,17 +266,36 @@ export class ChaosCluster {
    * Lets a fault pattern aim at a holder that has just acquired.
    */
   waitForEntry(accept: (entry: EntryRecord) => boolean, timeout: number): Promise<EntryRecord | undefined> {
+    return this.nextReport(this.entryWaiters, accept, timeout);
+  }
+
+  /**
+   * Resolves true once `done()` holds — checked now and at every section a client reports (sections are
+   * reported when they end) — or false after `timeout` ms. Lets a fault pattern stop as soon as the checker
+   * has what it looks for.
+   */
+  async waitForSections(done: () => boolean, timeout: number): Promise<boolean> {
+    if (done()) return true;
+    return (await this.nextReport(this.sectionWaiters, () => done(), timeout)) !== undefined;
+  }
+
+  /** The next report to `waiters` that satisfies `accept`, or undefined after `timeout` ms (the deadline). */
+  private nextReport<T>(
+    waiters: Set<(report: T) => void>,
+    accept: (report: T) => boolean,
+    timeout: number,
+  ): Promise<T | undefined> {
     return new Promise((resolve) => {
-      const done = (entry: EntryRecord | undefined) => {
+      const done = (report: T | undefined) => {
         clearTimeout(timer);
-        this.entryWaiters.delete(waiter);
-        resolve(entry);
+        waiters.delete(waiter);
+        resolve(report);
       };
-      const waiter = (entry: EntryRecord) => {
-        if (accept(entry)) done(entry);
+      const waiter = (report: T) => {
+        if (accept(report)) done(report);
       };
       const timer = setTimeout(() => done(undefined), timeout);
-      this.entryWaiters.add(waiter);
+      waiters.add(waiter);
     });
   }
 

@@ -190,7 +190,9 @@ export async function bareQuorumRestarts(
       cluster.heal(c, e);
     }
     await cluster.restartEmpty(a);
-    await sleep(ttl + 200);
+    // A second client may now get {a, d, e} while the target still works: until the checker sees the overlap
+    // in the reported sections, at most ttl + 200 ms (by then the target's section has ended).
+    await cluster.waitForSections(found, ttl + 200);
     await cluster.healAll();
   }
 }
@@ -214,6 +216,7 @@ export async function slowVictims(
   }
   const start = cluster.now();
   await sleep(duration.min);
-  while (cluster.now() - start < duration.max && !found()) await sleep(500);
+  // Then on until the checker finds an overlap in the sections reported (each report re-checks it).
+  await cluster.waitForSections(found, duration.max - (cluster.now() - start));
   await cluster.healAll();
 }
