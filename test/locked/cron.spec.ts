@@ -2,17 +2,32 @@ import { Injectable } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
 import { useRedisNodes } from '../support';
-import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, delay } from '../nest/helpers';
+import { RecordingLogger, TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
 
 /** Every run of a task: which task, whether it ran under its lock, and the second of its tick. */
 const runs: { task: string; locked: boolean; tick: number }[] = [];
+/** Every skip of a task (its lock's 'busy' event on either instance), with the second of its tick. */
+const skips: { task: string; tick: number }[] = [];
+/** Called after every run and every skip. */
+let progressed = (): void => undefined;
 
+const TASKS = ['above', 'below'];
+const tickNow = () => Math.floor(Date.now() / 1_000);
+
+/**
+ * The body returns at once: the lock is kept after it until shortly before the next tick by @Locked itself
+ * (`oncePerTick`, the default on a scheduled method), so the other instance's timer for the same tick finds
+ * it held and skips.
+ */
 async function work(task: string, service: RedlockService) {
-  runs.push({ task, locked: service.current() !== undefined, tick: Math.floor(Date.now() / 1_000) });
-  // Hold the lock until 900 ms into the tick's second: the other instance's timer for the same tick, even
-  // when a loaded machine fires it late, finds the lock held; the next tick finds it free.
-  await delay(Math.max(0, 900 - (Date.now() % 1_000)));
+  runs.push({ task, locked: service.current() !== undefined, tick: tickNow() });
+  progressed();
 }
+
+/** A tick of `task` is settled once one instance ran it and the other skipped it. */
+const settled = (task: string, tick: number) =>
+  runs.some((r) => r.task === task && r.tick === tick) &&
+  skips.some((s) => s.task === task && s.tick === tick);
 
 @Injectable()
 class CronAbove {
@@ -51,7 +66,27 @@ describe('@Cron with @Locked on two instances (real scheduler, 3 real nodes)', (
       ),
     );
     scheduled = apps.map((app) => [...app.get(SchedulerRegistry).getCronJobs().keys()].sort());
-    await delay(3_600); // three or four ticks
+    for (const app of apps) {
+      app.get(RedlockService).on('busy', ({ resources }) => {
+        const task = TASKS.find((t) => resources.includes(`tick:${t}`));
+        if (task) skips.push({ task, tick: tickNow() });
+        progressed();
+      });
+    }
+    // Watch the ticks themselves: three settled ticks of each task, the last one settled for both tasks
+    // (nothing of it still in flight when the schedulers stop).
+    await new Promise<void>((resolve) => {
+      progressed = () => {
+        const tick = tickNow();
+        const enough = TASKS.every(
+          (task) =>
+            new Set(runs.filter((r) => r.task === task && settled(task, r.tick)).map((r) => r.tick)).size >=
+            3,
+        );
+        if (enough && TASKS.every((task) => settled(task, tick))) resolve();
+      };
+    });
+    progressed = () => undefined;
     await closeApps(); // stops the schedulers
   });
 

@@ -6,21 +6,30 @@ import {
   LockBusyError,
   Locked,
   RedlockError,
+  RedlockEventMap,
   RedlockModule,
   RedlockService,
 } from '../../lib';
 import { useRedisNodes } from '../support';
-import {
-  RecordingLogger,
-  TEST_OPTIONS,
-  closeApps,
-  createApp,
-  delay,
-  keyOf,
-  valuesOnNodes,
-} from '../nest/helpers';
+import { RecordingLogger, TEST_OPTIONS, closeApps, createApp, keyOf, valuesOnNodes } from '../nest/helpers';
+import { scriptOnKey, watchCommands } from './node-commands';
 
 const ROLE = 'test:role';
+
+/** The next `event` (busy, acquired) of `resource` on `redlock`. */
+function nextEvent<E extends 'busy' | 'acquired'>(
+  redlock: RedlockService,
+  event: E,
+  resource: string,
+): Promise<RedlockEventMap[E]> {
+  return new Promise((resolve) => {
+    const off = redlock.on(event, (payload: RedlockEventMap[E]) => {
+      if (!payload.resources.includes(resource)) return;
+      off();
+      resolve(payload);
+    });
+  });
+}
 
 @Injectable()
 class Orders {
@@ -177,9 +186,11 @@ describe('@Locked (3 real nodes)', () => {
 
     it("onBusy 'skip' resolves undefined without running, logs at debug level, and tries once by default", async () => {
       const held = await redlock.acquire('order:13');
-      const released = delay(300).then(() => redlock.release(held)); // a waiting caller would get it
+      const busy = nextEvent(redlock, 'busy', 'order:13');
       expect(await orders.skipWhenBusy('13')).toBeUndefined();
-      await released;
+      // It gave up after its first attempt: it did not wait for the holder (who had not released yet).
+      expect((await busy).attempts).toBe(1);
+      await redlock.release(held);
       expect(orders.runs).toBe(0);
       expect(logger.messages('debug')).toContain(
         `Orders.skipWhenBusy skipped: "order:13" is held elsewhere (onBusy: 'skip').`,
@@ -188,9 +199,18 @@ describe('@Locked (3 real nodes)', () => {
 
     it("onBusy 'skip' with an explicit wait waits first", async () => {
       const held = await redlock.acquire('order:14');
-      const released = delay(300).then(() => redlock.release(held));
-      expect(await orders.skipAfterWaiting('14')).toBe('ran');
-      await released;
+      const watch = await watchCommands(nodes);
+      try {
+        const acquired = nextEvent(redlock, 'acquired', 'order:14');
+        const outcome = orders.skipAfterWaiting('14');
+        // Released once its first attempt was refused on every node: it can only run by waiting.
+        await watch.seenOnEveryNode(scriptOnKey(keyOf('order:14'), held.value));
+        await redlock.release(held);
+        expect(await outcome).toBe('ran');
+        expect((await acquired).attempts).toBeGreaterThan(1);
+      } finally {
+        watch.stop();
+      }
     });
   });
 
@@ -247,13 +267,21 @@ describe('@Locked (3 real nodes)', () => {
 
   it('the key is rendered per call: waiting while another owner holds it, then running', async () => {
     const held = await redlock.acquire('order:16');
-    const start = Date.now();
-    const paid = orders.pay('16', 1);
-    await delay(100);
-    expect(orders.runs).toBe(0);
-    await redlock.release(held);
-    expect(await paid).toBe('16:1:4321');
-    expect(Date.now() - start).toBeGreaterThanOrEqual(100);
+    const watch = await watchCommands(nodes);
+    const order: string[] = [];
+    try {
+      const paid = orders.pay('16', 1).then((result) => (order.push('paid'), result));
+      // Its first attempt was refused on every node (the key rendered per call: order:16).
+      await watch.seenOnEveryNode(scriptOnKey(keyOf('order:16'), held.value));
+      expect(orders.runs).toBe(0);
+      await redlock.release(held);
+      order.push('released');
+      expect(await paid).toBe('16:1:4321');
+      // It waited: it ran only after the holder released.
+      expect(order).toEqual(['released', 'paid']);
+    } finally {
+      watch.stop();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError, Lock, LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { Interval, findOverlaps } from '../safety/checkers/intervals';
 import { useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, delay, keyOf, valuesOnNodes } from '../nest/helpers';
+import { TEST_OPTIONS, closeApps, createApp, gate, keyOf, valuesOnNodes } from '../nest/helpers';
 
 @Injectable()
 class Accounts {
@@ -27,9 +27,9 @@ class Accounts {
   }
 
   @Locked('account:<0>', { wait: 5_000 })
-  async section(id: string, holder: string) {
+  async section(id: string, holder: string, work: () => Promise<unknown>) {
     const start = performance.now();
-    await delay(30);
+    await work();
     this.intervals.push({ resource: id, holder, start, end: performance.now() });
   }
 }
@@ -67,7 +67,9 @@ describe('reentrancy and the lock context (3 real nodes)', () => {
   });
 
   it('concurrent independent calls are not mistaken for reentrant ones: they exclude each other', async () => {
-    await Promise.all([accounts.section('3', 'a'), accounts.section('3', 'b'), accounts.section('3', 'c')]);
+    // Each section's work: a round trip to every node, reading the key (no timer: real I/O takes the time).
+    const work = () => valuesOnNodes(nodes, keyOf('account:3'));
+    await Promise.all(['a', 'b', 'c'].map((holder) => accounts.section('3', holder, work)));
     const intervals = accounts.intervals.filter((interval) => interval.resource === '3');
     expect(intervals).toHaveLength(3);
     expect(findOverlaps(intervals)).toEqual([]);
@@ -121,10 +123,14 @@ describe('reentrancy and the lock context (3 real nodes)', () => {
 
   it('work that outlives its section is not reentrant: it takes its own lock', async () => {
     let later: Promise<unknown> | undefined;
+    const outerDone = gate();
     const outerLock = (await accounts.outer('9', async (self, lock) => {
-      later = delay(50).then(() => self.inner('9')); // fire-and-forget, runs after the outer released
+      // Fire-and-forget, scheduled inside the section (its context), run once the outer call released.
+      later = outerDone.promise.then(() => self.inner('9'));
       return lock;
     })) as Lock;
+    expect(outerLock.isReleased).toBe(true);
+    outerDone.open();
     const innerLock = (await later) as Lock;
     expect(outerLock.isReleased).toBe(true);
     expect(innerLock).not.toBe(outerLock);

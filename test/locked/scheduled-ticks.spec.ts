@@ -20,6 +20,8 @@ const PERIOD = 1_000;
 /** README's bound on a late timer for `oncePerTick`: period − min(period / 4, 1 s). */
 const BOUND = PERIOD - Math.min(PERIOD / 4, 1_000);
 const WATCH_MS = 12_000;
+/** A timer may fire this much before its tick and still be for it. */
+const EARLY_MS = 20;
 
 interface Run {
   readonly instance: number;
@@ -118,26 +120,46 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
       children.add(child);
+      const fired: number[] = [];
+      const firedListeners = new Set<() => void>();
+      child.on('message', (message: { fired?: number }) => {
+        if (typeof message?.fired !== 'number') return;
+        fired.push(message.fired);
+        for (const listener of firedListeners) listener();
+      });
+      /** Resolves once this instance's timer fired at or after `at` (epoch ms). */
+      const firedSince = (at: number) =>
+        new Promise<void>((resolve) => {
+          const check = () => {
+            if (!fired.some((t) => t >= at)) return;
+            firedListeners.delete(check);
+            resolve();
+          };
+          firedListeners.add(check);
+          check();
+        });
       const ready = new Promise<void>((resolve, reject) => {
         child.once('message', () => resolve());
         child.once('exit', (code) =>
           reject(new Error(`instance ${instance} exited with ${code} before it was ready`)),
         );
       });
-      return { child, ready };
+      return { child, ready, firedSince };
     });
     await Promise.all(started.map((s) => s.ready));
     // Interval timers start at boot: let every instance's first period pass before counting.
     const from = Math.ceil((Date.now() + PERIOD + 300) / PERIOD) * PERIOD;
-    await new Promise((resolve) => setTimeout(resolve, from - Date.now() + WATCH_MS));
+    // Watch the ticks themselves: until every instance's timer fired for the tick WATCH_MS after `from`.
+    await Promise.all(started.map((s) => s.firedSince(from + WATCH_MS - EARLY_MS)));
     const to = Date.now() - PERIOD - 500;
+    // Each instance closes its application and exits: a close that hangs is a failure (the time limit), not
+    // something to kill and analyse as if it had stopped.
     await Promise.all(
       started.map(
         ({ child }) =>
           new Promise<void>((resolve) => {
             child.once('exit', () => resolve());
             child.send('stop');
-            setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
           }),
       ),
     );

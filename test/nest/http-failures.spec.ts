@@ -1,9 +1,15 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { setTimeout as sleepFor } from 'node:timers/promises';
+import { EventEmitter, once } from 'node:events';
 import request from 'supertest';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
 import { useRedisNodes } from '../support';
 import { TEST_OPTIONS, closeApps, createApp } from './helpers';
+
+/**
+ * Work that lasts until `signal` aborts, then rejects as Node's abortable APIs do (timers/promises, fs,
+ * events): an AbortError whose cause is the signal's reason. No timer: the abort event ends it.
+ */
+const workUntilAborted = (signal: AbortSignal) => once(new EventEmitter(), 'never-emitted', { signal });
 
 /** Resolves when a handler has started, so the test acts while it runs. */
 let started: () => void = () => undefined;
@@ -13,12 +19,12 @@ const handlerStarted = () => new Promise<void>((resolve) => (started = resolve))
 class JobsController {
   constructor(private readonly redlock: RedlockService) {}
 
-  /** Works until its lock's signal aborts: timers/promises rejects with an AbortError caused by the reason. */
+  /** Works until its lock's signal aborts: rejects with an AbortError caused by the reason. */
   @Get(':id/run')
   @Locked('job:<0>', { ttl: 10_000 })
   async run(@Param('id') id: string) {
     started();
-    await sleepFor(30_000, undefined, { signal: this.redlock.current()!.signal });
+    await workUntilAborted(this.redlock.current()!.signal);
     return { id };
   }
 
@@ -28,7 +34,7 @@ class JobsController {
   async short(@Param('id') id: string) {
     started();
     const { signal } = this.redlock.current()!;
-    await sleepFor(30_000, undefined, { signal }).catch(() => signal.throwIfAborted());
+    await workUntilAborted(signal).catch(() => signal.throwIfAborted());
     return { id };
   }
 

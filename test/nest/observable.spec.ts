@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Observable, Subject, firstValueFrom, interval, lastValueFrom, map, take, toArray } from 'rxjs';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { RedisNodes, useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, eventually, keyOf, valuesOnNodes } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, keyOf, valuesOnNodes } from './helpers';
+import { keyOnEveryNode } from './key-states';
 
 @Injectable()
 class Feeds {
@@ -44,6 +45,9 @@ const held = async (nodes: RedisNodes, id: string) =>
   (await valuesOnNodes(nodes, keyOf(`feed:${id}`))).every((value) => value !== null);
 const free = async (nodes: RedisNodes, id: string) =>
   (await valuesOnNodes(nodes, keyOf(`feed:${id}`))).every((value) => value === null);
+/** Resolves once the feed's key is held (or free) on every node: the nodes' keyspace notifications, no polling. */
+const until = (nodes: RedisNodes, id: string, state: 'held' | 'free') =>
+  keyOnEveryNode(nodes, keyOf(`feed:${id}`), state);
 
 describe('@Locked on Observable methods (3 real nodes)', () => {
   const nodes = useRedisNodes(3, { afterAll: closeApps });
@@ -84,7 +88,8 @@ describe('@Locked on Observable methods (3 real nodes)', () => {
         complete: () => void free(nodes, '2').then((isFree) => ((completedWhileFree = isFree), resolve())),
       }),
     );
-    expect(await eventually(() => held(nodes, '2'))).toBe(true);
+    await until(nodes, '2', 'held');
+    expect(await held(nodes, '2')).toBe(true);
     source.next(1);
     source.next(2);
     expect(await held(nodes, '2')).toBe(true); // still held between emissions
@@ -96,25 +101,45 @@ describe('@Locked on Observable methods (3 real nodes)', () => {
 
   it('releases on unsubscribe', async () => {
     const subscription = feeds.endless('3').subscribe();
-    expect(await eventually(() => held(nodes, '3'))).toBe(true);
+    await until(nodes, '3', 'held');
+    expect(await held(nodes, '3')).toBe(true);
     subscription.unsubscribe();
-    expect(await eventually(() => free(nodes, '3'))).toBe(true);
+    await until(nodes, '3', 'free');
+    expect(await free(nodes, '3')).toBe(true);
   });
 
   it('unsubscribing while the lock is still being acquired releases it as soon as it arrives', async () => {
-    const subscription = feeds.endless('4').subscribe();
-    subscription.unsubscribe(); // synchronously: the acquisition is in flight
-    expect(await eventually(() => free(nodes, '4'))).toBe(true);
-    // And it stays free: nothing subscribed to the source under a lock that nobody releases.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await free(nodes, '4')).toBe(true);
+    const seen: string[] = [];
+    const mine = (resources: readonly string[]) => resources.includes('feed:4');
+    const offAcquired = redlock.on('acquired', (e) => void (mine(e.resources) && seen.push('acquired')));
+    let releasedOnce!: () => void;
+    const released = new Promise<void>((resolve) => (releasedOnce = resolve));
+    const offReleased = redlock.on('released', (e) => {
+      if (!mine(e.resources)) return;
+      seen.push('released');
+      releasedOnce();
+    });
+    try {
+      const subscription = feeds.endless('4').subscribe();
+      subscription.unsubscribe(); // synchronously: the acquisition is in flight
+      // The lock arrived after the unsubscribe, and was released at once...
+      await released;
+      await until(nodes, '4', 'free');
+      // ...and it stays free: nothing subscribed to the source under a lock that nobody releases.
+      expect(await free(nodes, '4')).toBe(true);
+      expect(seen).toEqual(['acquired', 'released']);
+    } finally {
+      offAcquired();
+      offReleased();
+    }
   });
 
   it("passes the source's error through unchanged after releasing", async () => {
     const source = new Subject<number>();
     const failure = new Error('feed broke');
     const outcome = lastValueFrom(feeds.relay('5', source)).catch((e: unknown) => e);
-    expect(await eventually(() => held(nodes, '5'))).toBe(true);
+    await until(nodes, '5', 'held');
+    expect(await held(nodes, '5')).toBe(true);
     source.error(failure);
     expect(await outcome).toBe(failure);
     expect(await free(nodes, '5')).toBe(true);

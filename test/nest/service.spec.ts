@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import * as api from '../../lib';
 import { LockBusyError, Locked, RedlockModule, RedlockService } from '../../lib';
 import { useRedisNodes } from '../support';
-import { TEST_OPTIONS, closeApps, createApp, delay, gate, keyOf, valuesOnNodes } from './helpers';
+import { TEST_OPTIONS, closeApps, createApp, gate, keyOf, valuesOnNodes } from './helpers';
 
 @Injectable()
 class LongJob {
@@ -60,8 +61,16 @@ describe('RedlockService (3 real nodes)', () => {
 
   it('a @Locked method running longer than its ttl keeps its lock: the core renews it', async () => {
     const leave = gate();
+    const began = performance.now();
     const running = job.run('1', leave.promise);
-    await delay(900); // three ttls
+    // Waits for the renewals themselves, until one comes three ttls (900 ms) after the call.
+    await new Promise<void>((resolve) => {
+      const off = service.on('extended', ({ resources }) => {
+        if (!resources.includes('long:1') || performance.now() - began < 900) return;
+        off();
+        resolve();
+      });
+    });
     expect(await service.tryAcquire('long:1')).toBeNull(); // an independent caller: still held
     expect((await valuesOnNodes(nodes, keyOf('long:1'))).every((value) => value !== null)).toBe(true);
     leave.open();

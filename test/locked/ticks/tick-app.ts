@@ -2,7 +2,8 @@
  * One application instance of the scheduled-ticks test, in its own OS process: a Nest application context
  * with ScheduleModule and RedlockModule, and one scheduled job whose timer fires `SKEW_MS` late (a wrapper
  * between @Cron/@Interval and @Locked waits that long, as a late timer would). Every firing of the timer
- * and every run of the body is appended to `LOG` as one JSON line. Stops when the parent sends 'stop'.
+ * and every run of the body is appended to `LOG` as one JSON line; every firing is also sent to the parent
+ * (`{ fired }`), which watches the ticks go by. Stops when the parent sends 'stop'.
  */
 import 'reflect-metadata';
 import * as fs from 'node:fs';
@@ -29,6 +30,7 @@ function LateTimer(): MethodDecorator {
     descriptor.value = async function (this: unknown, ...args: unknown[]) {
       firedAt = Date.now();
       fs.appendFileSync(log, `${JSON.stringify({ instance, attempt: firedAt })}\n`);
+      process.send!({ fired: firedAt }); // the parent watches the ticks go by
       await sleep(skew);
       // When the lock was really asked for: the skew plus whatever a loaded machine added to it.
       fs.appendFileSync(log, `${JSON.stringify({ instance, lockedAfter: firedAt, at: Date.now() })}\n`);

@@ -25,8 +25,8 @@ import { ClientPhase, NO_INFO_USER } from './protocol';
 import { Random, runSeed } from './random';
 import { chaosProfile, describeOverlaps, phaseLine, safetyViolations, saveLog, violations } from './report';
 import { bareQuorumRestarts, runFaultWindows, slowVictims } from './scheduler';
+import { RELEASE_CHANNEL } from './resubscribe-scenario';
 import { startSubscribeDropper } from './subscribe-dropper';
-import { delay } from '../../support/waits';
 
 const NODES = 5;
 const CLIENTS = 6;
@@ -107,7 +107,7 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
   ): Promise<{ run: PhaseRun; analysis: PhaseAnalysis }> {
     const run = await c.runPhase(phase, async () => {
       const until = c.now() + ms;
-      await delay(300); // clients connect
+      await c.clientsConnected();
       await runFaultWindows(c, random, phase.ttl, until);
     });
     const analysis = analyse(run, {
@@ -259,9 +259,10 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     progress.phase('negative control, restart guard off', sections);
     const phase = guardOffPhase(seed ^ 0x5eed);
     const run = await c.runPhase(phase, async () => {
-      await delay(300);
+      await c.clientsConnected();
       const found = () => findOverlaps(intervalsOf(c.sectionsSoFar(), true)).length > 0;
-      await bareQuorumRestarts(c, phase.ttl, profile.guardControlCycles, found);
+      const lockKeys = phase.resources.map(([resource]) => `redlock:{${resource}}`);
+      await bareQuorumRestarts(c, phase.ttl, lockKeys, profile.guardControlCycles, found);
     });
     const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: 0, clip: true });
     record(run, analysis, true);
@@ -348,9 +349,14 @@ describe(`chaos: ${NODES} nodes, ${CLIENTS} client processes (profile ${profile.
     const client = c.clients[c.clients.length - 1];
     try {
       const result = await client.resubscribeScenario(dropper.url, async () => {
+        await dropper.subscriptionsConfirmed(RELEASE_CHANNEL, 1); // the waiter listens for the release
+        const connections = dropper.open;
         dropper.armed = true;
         dropper.dropAll(); // every connection reconnects; the subscriber re-subscribes by itself
-        await delay(1_500);
+        await dropper.dropped(1); // ...and that re-SUBSCRIBE was cut off
+        // Every connection is back, the dropped one too: the client handled its close (where the pending
+        // re-SUBSCRIBE is rejected, and an unhandled rejection would end the process) before reconnecting.
+        await dropper.connectionsOpen(connections);
       });
       lines.push(
         `re-subscribe scenario: ${dropper.drops} connection(s) dropped mid re-SUBSCRIBE; ${result.outcome}` +

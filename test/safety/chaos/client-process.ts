@@ -42,12 +42,17 @@ export class ClientProcess {
   private readonly child: ChildProcess;
   private report: PhaseReport = emptyReport();
   private stopped: (() => void) | undefined;
+  private phaseConnected: (() => void) | undefined;
+  /** Resolves once the current phase's Redlock instance finished connecting (or the phase or process ended). */
+  connected: Promise<void> = Promise.resolve();
   private readonly exited: Promise<void>;
   private stderrTail = '';
   private closing = false;
   private onScenario: ((step: 'waiting' | 'done', error?: string) => void) | undefined;
   /** Called for every section the moment it begins. */
   onEntry: ((entry: EntryRecord) => void) | undefined;
+  /** Called for every section when it is reported (it ended). */
+  onSection: ((section: SectionRecord) => void) | undefined;
   /** Called when the client's event loop was held up (its host is starved). */
   onLag: ((t: number, ms: number) => void) | undefined;
 
@@ -76,6 +81,7 @@ export class ClientProcess {
           );
         }
         this.stopped?.();
+        this.phaseConnected?.();
         resolve();
       });
     });
@@ -86,6 +92,7 @@ export class ClientProcess {
           break;
         case 'section':
           this.report.sections.push(message.section);
+          this.onSection?.(message.section);
           break;
         case 'failure':
           this.report.failures.push(message.failure);
@@ -95,8 +102,12 @@ export class ClientProcess {
           this.send({ type: 'fenced', seq: message.seq, accepted });
           break;
         }
+        case 'connected':
+          this.phaseConnected?.();
+          break;
         case 'stopped':
           this.report.stats = message.stats;
+          this.phaseConnected?.();
           this.stopped?.();
           break;
         case 'log':
@@ -158,6 +169,9 @@ export class ClientProcess {
 
   startPhase(phase: ClientPhase): void {
     this.report = emptyReport();
+    this.connected = this.running
+      ? new Promise<void>((resolve) => (this.phaseConnected = resolve))
+      : Promise.resolve();
     if (!this.running) this.report.logs.push(`client process is gone:\n${this.stderrTail}`);
     this.send({ type: 'phase', phase });
   }

@@ -305,7 +305,7 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
   const loop = new Loop(phase, redlock, stop);
   let guardModes: string[] = [];
   try {
-    const states = await redlock.connect(3_000);
+    const states = await redlock.connect(3_000).finally(() => send({ type: 'connected', client }));
     guardModes = states.map((state) => state.guardMode ?? '?');
     await loop.run();
   } finally {

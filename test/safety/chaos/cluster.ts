@@ -48,6 +48,7 @@ export class ChaosCluster {
   private fenced = new FencedResources(() => this.now());
   private readonly latencies = new Map<string, number>();
   private entryWaiters = new Set<(entry: EntryRecord) => void>();
+  private sectionWaiters = new Set<(section: SectionRecord) => void>();
   private build: ClientBuild | undefined;
   private readonly lags: Lag[] = [];
   private lagTimer: NodeJS.Timeout | undefined;
@@ -95,6 +96,9 @@ export class ChaosCluster {
       for (const client of clients) {
         client.onEntry = (entry) => {
           for (const waiter of [...cluster.entryWaiters]) waiter(entry);
+        };
+        client.onSection = (section) => {
+          for (const waiter of [...cluster.sectionWaiters]) waiter(section);
         };
         client.onLag = (t, ms) => cluster.lags.push({ t, ms, client: client.index });
       }
@@ -230,25 +234,77 @@ export class ChaosCluster {
   }
 
   /**
+   * Resolves once none of `keys` is on any of `nodes` (expired, or deleted): each node's keyspace
+   * notifications for the keys wake a re-read, subscribed before the first read, so no change slips between.
+   */
+  async keysGoneFrom(nodes: readonly number[], keys: readonly string[]): Promise<void> {
+    await Promise.all(
+      nodes.map(async (node) => {
+        const handle = this.nodes.nodes[node];
+        const subscriber: Redis = handle.redis();
+        const reader: Redis = handle.redis();
+        try {
+          await reader.config('SET', 'notify-keyspace-events', 'KA');
+          let changed = (): void => undefined;
+          subscriber.on('message', () => changed());
+          await subscriber.subscribe(...keys.map((key) => `__keyspace@0__:${key}`));
+          for (;;) {
+            const next = new Promise<void>((resolve) => (changed = resolve));
+            if ((await reader.exists(...keys)) === 0) return;
+            await next;
+          }
+        } finally {
+          subscriber.disconnect();
+          reader.disconnect();
+        }
+      }),
+    );
+  }
+
+  /**
    * Resolves with the next section that begins and satisfies `accept`, or undefined after `timeout` ms.
    * Lets a fault pattern aim at a holder that has just acquired.
    */
   waitForEntry(accept: (entry: EntryRecord) => boolean, timeout: number): Promise<EntryRecord | undefined> {
+    return this.nextReport(this.entryWaiters, accept, timeout);
+  }
+
+  /**
+   * Resolves true once `done()` holds — checked now and at every section a client reports (sections are
+   * reported when they end) — or false after `timeout` ms. Lets a fault pattern stop as soon as the checker
+   * has what it looks for.
+   */
+  async waitForSections(done: () => boolean, timeout: number): Promise<boolean> {
+    if (done()) return true;
+    return (await this.nextReport(this.sectionWaiters, () => done(), timeout)) !== undefined;
+  }
+
+  /** The next report to `waiters` that satisfies `accept`, or undefined after `timeout` ms (the deadline). */
+  private nextReport<T>(
+    waiters: Set<(report: T) => void>,
+    accept: (report: T) => boolean,
+    timeout: number,
+  ): Promise<T | undefined> {
     return new Promise((resolve) => {
-      const done = (entry: EntryRecord | undefined) => {
+      const done = (report: T | undefined) => {
         clearTimeout(timer);
-        this.entryWaiters.delete(waiter);
-        resolve(entry);
+        waiters.delete(waiter);
+        resolve(report);
       };
-      const waiter = (entry: EntryRecord) => {
-        if (accept(entry)) done(entry);
+      const waiter = (report: T) => {
+        if (accept(report)) done(report);
       };
       const timer = setTimeout(() => done(undefined), timeout);
-      this.entryWaiters.add(waiter);
+      waiters.add(waiter);
     });
   }
 
   // --- what the clients do -------------------------------------------------------------------------------
+
+  /** Resolves once every client's Redlock instance of the current phase finished connecting. */
+  async clientsConnected(): Promise<void> {
+    await Promise.all(this.clients.map((client) => client.connected));
+  }
 
   /** Every section reported so far in the current phase, by every client. */
   sectionsSoFar(): SectionRecord[] {

@@ -45,7 +45,9 @@ export async function restartUnderHolder(cluster: ChaosCluster, ttl: number): Pr
     cluster.cut(0, 4);
     cluster.cut(1, 1);
     cluster.cut(1, 2);
-    while (Date.now() % 1000 < 300 || Date.now() % 1000 > 350) await delay(2);
+    // One timer to 300 ms into a wall-clock second (another second if it fired too late for 300–350 ms).
+    while (Date.now() % 1000 < 300 || Date.now() % 1000 > 350)
+      await delay((1_300 - (Date.now() % 1000)) % 1000);
     held = await a.acquire('guard-phase', { wait: 1_000 });
     const acquiredWall = Date.now();
     await cluster.restartEmpty(0);

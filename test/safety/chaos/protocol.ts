@@ -86,6 +86,8 @@ export type ClientMessage =
       readonly resource: string;
       readonly token: number;
     }
+  /** The phase's Redlock instance finished `connect()` (connected, or gave up): its loop starts now. */
+  | { readonly type: 'connected'; readonly client: number }
   | { readonly type: 'stopped'; readonly client: number; readonly stats: ClientStats }
   /** The client's event loop was held up this long (a starved host, not a lock problem). */
   | { readonly type: 'lag'; readonly client: number; readonly t: number; readonly ms: number }

@@ -159,7 +159,8 @@ async function runWindow(
 
 /**
  * Negative control 1 (restart guard off): the pattern every peer failed in DESIGN §6. Nodes d and e are cut
- * off from everyone, so the locks taken meanwhile sit on exactly {a, b, c}; as soon as a holder enters
+ * off from everyone, so the locks taken meanwhile sit on exactly {a, b, c}; once the `lockKeys` taken before
+ * the cut are gone from d and e (expired: nobody reaches them to renew), as soon as a holder enters
  * after the cut, d and e come back and a restarts empty — and a second client gets a majority {a, d, e}
  * while the first still works under its lock. Runs `cycles.min` cycles, then more (up to `cycles.max`) until
  * `found()` says the checker has something: a starved host can make a cycle miss its moment.
@@ -167,6 +168,7 @@ async function runWindow(
 export async function bareQuorumRestarts(
   cluster: ChaosCluster,
   ttl: number,
+  lockKeys: readonly string[],
   cycles: { readonly min: number; readonly max: number },
   found: () => boolean,
 ): Promise<void> {
@@ -179,7 +181,7 @@ export async function bareQuorumRestarts(
     cluster.isolate(d);
     cluster.isolate(e);
     const isolatedAt = cluster.now();
-    await sleep(ttl + 50); // every lock taken before the cut has expired on d and e
+    await cluster.keysGoneFrom([d, e], lockKeys); // every lock taken before the cut has expired on d and e
     // The next holder to enter acquired after the cut: its lock sits on exactly {a, b, c}.
     const target = await cluster.waitForEntry((entry) => entry.start > isolatedAt + FRESH_AFTER_CUT, 2 * ttl);
     if (target) cluster.log('note', { note: `target: client ${target.client} on ${target.resource}` });
@@ -188,7 +190,9 @@ export async function bareQuorumRestarts(
       cluster.heal(c, e);
     }
     await cluster.restartEmpty(a);
-    await sleep(ttl + 200);
+    // A second client may now get {a, d, e} while the target still works: until the checker sees the overlap
+    // in the reported sections, at most ttl + 200 ms (by then the target's section has ended).
+    await cluster.waitForSections(found, ttl + 200);
     await cluster.healAll();
   }
 }
@@ -212,6 +216,7 @@ export async function slowVictims(
   }
   const start = cluster.now();
   await sleep(duration.min);
-  while (cluster.now() - start < duration.max && !found()) await sleep(500);
+  // Then on until the checker finds an overlap in the sections reported (each report re-checks it).
+  await cluster.waitForSections(found, duration.max - (cluster.now() - start));
   await cluster.healAll();
 }
