@@ -91,6 +91,7 @@ describe('the public API', () => {
       'LockBusyError',
       'LockBusyFilter',
       'LockLostError',
+      'LockQueueFullError',
       'LockRevokedError',
       'Locked',
       'PermitCountMismatchError',
