@@ -16,6 +16,8 @@ export interface FakeRespNode {
   readonly commands: string[][];
   /** Connections currently open. */
   readonly connections: number;
+  /** Resolves once every connection to it has closed on its side (its own sockets are handles too). */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,9 +28,13 @@ export interface FakeRespNode {
 export async function startFakeRespNode(handler: RespHandler): Promise<FakeRespNode> {
   const commands: string[][] = [];
   const sockets = new Set<net.Socket>();
+  const idlers: (() => void)[] = [];
   const server = net.createServer((socket) => {
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) for (const idle of idlers.splice(0)) idle();
+    });
     socket.on('error', () => undefined);
     let buffer = Buffer.alloc(0);
     socket.on('data', (chunk) => {
@@ -55,6 +61,8 @@ export async function startFakeRespNode(handler: RespHandler): Promise<FakeRespN
     get connections() {
       return sockets.size;
     },
+    idle: () =>
+      sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => idlers.push(resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

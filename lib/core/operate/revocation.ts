@@ -67,6 +67,8 @@ export class Revocations {
   private listening: Promise<void> | undefined;
   /** Retries of failed subscriptions, waiting; cancelled by {@link close}. */
   private readonly retries = new Set<Timer>();
+  /** How to end each confirmed subscription: called by close(). */
+  private readonly unsubscribes: (() => void)[] = [];
   private closed = false;
   private readonly channel: string;
 
@@ -153,7 +155,12 @@ export class Revocations {
     return callNode(node, 'subscribeToChannel', () =>
       node.subscribeToChannel!(this.channel, (message) => this.onMessage(message)),
     ).then(
-      () => undefined,
+      (unsubscribe) => {
+        // A node shared by several instances (in-memory nodes, a LockNode of your own) outlives this one.
+        if (typeof unsubscribe !== 'function') return;
+        if (this.closed) unsubscribe();
+        else this.unsubscribes.push(unsubscribe);
+      },
       () => {
         if (this.closed || attempt + 1 >= LISTEN_ATTEMPTS) return;
         const retry = this.context.group.clock.setTimeout(() => {
@@ -170,6 +177,13 @@ export class Revocations {
     this.closed = true;
     for (const retry of this.retries) retry.cancel();
     this.retries.clear();
+    for (const unsubscribe of this.unsubscribes.splice(0)) {
+      try {
+        unsubscribe();
+      } catch {
+        // A node's own unsubscribe that throws: its connection closes next anyway.
+      }
+    }
   }
 
   private onMessage(message: string): void {

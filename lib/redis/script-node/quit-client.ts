@@ -14,8 +14,11 @@ export async function quitClient(client: Redis, timeout: number): Promise<void> 
       () => false,
     );
     // The server closes the connection after QUIT: no disconnect(), which would arm a timer for a socket
-    // that is closing anyway.
-    if (quit) return ended(client);
+    // that is closing anyway — unless it never does (a node that answers QUIT and keeps the socket open).
+    if (quit) {
+      await ended(client);
+      if ((client.status as string) === 'end') return;
+    }
   }
   client.disconnect();
   await ended(client);
