@@ -84,6 +84,7 @@ describe('the public API', () => {
       'LockLostError',
       'LockRevokedError',
       'Locked',
+      'MemoryNode',
       'PermitCountMismatchError',
       'QuorumUnavailableError',
       'Redlock',
@@ -95,6 +96,7 @@ describe('the public API', () => {
       'ShutdownError',
       'UnknownOptionError',
       'instrumentRedlock',
+      'memoryNodes',
     ]);
   });
 
