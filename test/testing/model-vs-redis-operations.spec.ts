@@ -273,11 +273,15 @@ function sameKey(r: KeyReading, m: KeyReading): boolean {
   const near = (a: number, b: number) => Math.abs(a - b) <= TOLERANCE;
   if (r.type === 'string' && m.type === 'string') return sameValue(r.value, m.value) && near(r.pttl, m.pttl);
   if (r.type === 'zset' && m.type === 'zset') {
+    // By member: two scores within the tolerance may be ordered either way on the two sides.
+    const byMember = (members: readonly (readonly [string, number])[]) =>
+      [...members].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const [real, model] = [byMember(r.members), byMember(m.members)];
     return (
       near(r.pttl, m.pttl) &&
       r.count === m.count &&
-      r.members.length === m.members.length &&
-      r.members.every(([member, score], j) => member === m.members[j][0] && near(score, m.members[j][1]))
+      real.length === model.length &&
+      real.every(([member, score], j) => member === model[j][0] && near(score, model[j][1]))
     );
   }
   return true;

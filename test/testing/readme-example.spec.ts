@@ -47,6 +47,7 @@ describe('locks without Redis', () => {
   });
 
   it('answers 409 while another holder has the order', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] }); // HTTP needs them
     const app = await startApp(memoryNodes());
     apps.push(app);
     const lock = await app.get(RedlockService).acquire('order:42');
