@@ -19,7 +19,8 @@ const dateClock = {
 /**
  * One in-memory lock node: the model of the Lua scripts that the simulation runs and that the differential
  * test checks against real Redis, behind the same port as a Redis node. Time is `Date.now()`, so Jest's fake
- * timers move it together with the core's clock. Answers come a microtask after the call, in call order.
+ * timers move it together with the core's clock. Each command runs atomically when called and answers a
+ * microtask later, in call order.
  *
  * It can be made to fail: {@link pause} (no answer until {@link resume}), {@link down} (every call fails at
  * once) and {@link loseData} (a restart that lost every key). Nodes are shared by every instance they are
@@ -53,7 +54,11 @@ export class MemoryNode implements LockNode {
     return this.model.runId;
   }
 
-  /** Every call fails at once while true (an unreachable node); setting it drops release subscriptions. */
+  /**
+   * Every call fails at once while true (an unreachable node, its data kept). Going down drops the release
+   * subscriptions (their listeners hear `'lost'`); the revocation channel's stay, as a client that subscribes
+   * again on reconnecting would have them. Calls already waiting on a paused node wait for {@link resume}.
+   */
   get down(): boolean {
     return this.unreachable;
   }

@@ -43,6 +43,15 @@ describe('memoryNodes(): the lock scripts in memory, through the public API', ()
     ]);
   });
 
+  it('are also in the entry without Nest (nestjs-redlock/core)', async () => {
+    const core = await import('../../lib/standalone');
+    expect(core.memoryNodes).toBe(memoryNodes);
+    const redlock = new core.Redlock(core.memoryNodes(), { logger: false });
+    const lock = await redlock.acquire('core-entry');
+    await lock.release();
+    await redlock.quit();
+  });
+
   it('a lock excludes another instance until released; the owner value is on every node', async () => {
     const a = instance();
     const b = instance();
