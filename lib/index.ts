@@ -42,6 +42,19 @@ export type { RedlockOptionsFactory } from './redlock.interfaces';
 /** Everything that works without Nest (also published alone as `nestjs-redlock/core`): the core, telemetry. */
 export * from './standalone';
 
+// ------------------------------------------------------------------------------------------ testing
+
+/**
+ * In-memory lock nodes for an application's tests without Redis: `RedlockModule.forRoot(memoryNodes(), ...)`;
+ * apps given the same nodes contend as on shared Redis nodes. One process only — no exclusion across
+ * processes; refused under `NODE_ENV=production` unless `allowInProduction: true`. (Also in `nestjs-redlock/core`.)
+ */
+export { memoryNodes } from './testing';
+/** One in-memory node, with the faults a test can ask for: `pause()`, `resume()`, `down`, `loseData()`. */
+export { MemoryNode } from './testing';
+/** Options of `memoryNodes()`: `allowInProduction`, `restartGuard`, `name`. */
+export type { MemoryNodesOptions } from './testing';
+
 // ------------------------------------------------------------------------------------------ lock keys
 
 /** A `@Locked` key: template, array of templates, or a function of the method's arguments. */

@@ -21,6 +21,18 @@ export type {
   TracerLike,
 } from './telemetry';
 
+// ------------------------------------------------------------------------------------------ testing
+
+/**
+ * In-memory lock nodes for tests without Redis: `new Redlock(memoryNodes(), options)`. One process only — no
+ * exclusion across processes; refused under `NODE_ENV=production` unless `allowInProduction: true`.
+ */
+export { memoryNodes } from './testing';
+/** One in-memory node, with the faults a test can ask for: `pause()`, `resume()`, `down`, `loseData()`. */
+export { MemoryNode } from './testing';
+/** Options of `memoryNodes()`: `allowInProduction`, `restartGuard`, `name`. */
+export type { MemoryNodesOptions } from './testing';
+
 // ------------------------------------------------------------------------------------------ core
 
 /** The algorithm on its own, usable without Nest: `new Redlock(nodes, options)`. */

@@ -94,6 +94,7 @@ describe('the public API', () => {
       'LockQueueFullError',
       'LockRevokedError',
       'Locked',
+      'MemoryNode',
       'PermitCountMismatchError',
       'QuorumUnavailableError',
       'Redlock',
@@ -105,6 +106,7 @@ describe('the public API', () => {
       'ShutdownError',
       'UnknownOptionError',
       'instrumentRedlock',
+      'memoryNodes',
     ]);
   });
 
