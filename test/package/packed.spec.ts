@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { RedisNodes, startRedisNodes } from '../support';
 import { NEST_CLI_COMPILER_OPTIONS } from '../docs/snippets';
 import { internalDeclarations, leakedInternals } from './internal-declarations';
-import { buildLibrary, installInto, packInto, tarballFiles, typeCheck } from './packed-package';
+import { REPO, buildLibrary, installInto, packInto, tarballFiles, typeCheck } from './packed-package';
 
 /**
  * What ships, tested as a user gets it: `npm pack` (which builds through `prepack`), the tarball installed
@@ -485,6 +485,55 @@ describe('the packed package (npm pack, installed into a throwaway app)', () => 
     },
     60_000,
   );
+  it('npm installs it beside redis 6 with peer checks on (no --legacy-peer-deps), without ioredis, and it locks', () => {
+    const real = path.join(work, 'npm-installed-app');
+    fs.mkdirSync(real);
+    fs.writeFileSync(
+      path.join(real, 'package.json'),
+      JSON.stringify({ name: 'npm-installed-app', private: true }),
+    );
+    // The versions this repository installed (so npm's cache serves them); npm 7+ refuses unmet peers (ERESOLVE).
+    const version = (name: string) =>
+      (
+        JSON.parse(fs.readFileSync(path.join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+    const packages = ['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'reflect-metadata', 'rxjs'];
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--strict-peer-deps',
+        tarball,
+        `redis@${version('redis6')}`,
+        ...packages.map((name) => `${name}@${version(name)}`),
+      ],
+      {
+        cwd: real,
+        stdio: 'pipe',
+        timeout: 180_000,
+        env: { ...process.env, npm_config_legacy_peer_deps: 'false' },
+      },
+    );
+    expect(fs.existsSync(path.join(real, 'node_modules', 'ioredis'))).toBe(false);
+    fs.writeFileSync(path.join(real, 'main.js'), NODE_REDIS_MAIN_JS);
+    const output = execFileSync(process.execPath, ['main.js'], {
+      cwd: real,
+      encoding: 'utf8',
+      env: { ...process.env, PACKED_REDIS_URLS: nodes!.urls.join(','), NODE_OPTIONS: '', NODE_PATH: '' },
+      timeout: 30_000,
+    });
+    const line = output.split('\n').find((l) => l.startsWith('PACKED_RESULT '));
+    expect(line).toBeDefined();
+    const result = JSON.parse(line!.slice('PACKED_RESULT '.length));
+    expect(result).toMatchObject({ redis: '6', ioredis: 'absent', paid: 'paid 7', fromUrls: 'url:1' });
+    expect(Math.max(...result.ticks)).toBe(1);
+  }, 240_000);
+
   it('without Nest: nestjs-redlock/core locks in a package with no @nestjs installed (node10, node16, bundler)', () => {
     const plain = path.join(work, 'no-nest-app');
     installInto(plain, tarball, ['ioredis', '@types/node']);
