@@ -77,6 +77,11 @@ export class NodeCommands {
     });
   }
 
+  /** Forgets the commands seen so far: {@link ran} and {@link commands} count from here. */
+  forget(): void {
+    for (const commands of this.seen) commands.length = 0;
+  }
+
   /** The commands node `i` ran so far that match `match`. */
   commands(i: number, match: CommandMatch = () => true): RanCommand[] {
     return this.seen[i].filter(match);
