@@ -16,4 +16,4 @@ export { valuesOnNodes } from './node-values';
 export { NodeCommands, scriptOn, subscribeTo } from './node-commands';
 export type { CommandMatch, RanCommand } from './node-commands';
 export { KeyEvents } from './key-events';
-export { renewedPast } from './renewals';
+export { renewedPast, renewedTimes } from './renewals';
