@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { Lock, QuorumUnavailableError, Redlock } from '../../lib';
-import { NodeCommands, scriptOn, subscribeTo, useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, scriptOn, subscribeTo, useRedisNodes } from '../support';
 
 /**
  * The whole lock lifecycle as a least-privilege Redis user (the ACL line README gives), and as the common
@@ -70,7 +70,7 @@ describe('ACL users (3 real nodes)', () => {
       commands = await NodeCommands.open(nodes.nodes);
       const waiter = redlock.acquire('acl:1', { wait: 5_000 });
       // Asleep until the release: it subscribed, then its attempt right after that ran (busy) on every node.
-      await commands.ran(subscribeTo('redlock:{acl:1}:released'), scriptOn('redlock:{acl:1}'));
+      await commands.ran(subscribeTo('redlock:{acl:1}:released'), acquireOn('redlock:{acl:1}'));
       expect((await (await redlock.release(lock)).settled).releasedOn).toBe(3);
       const next = await waiter;
       await redlock.using('acl:2', async (held: Lock) => expect(held.remainingTime).toBeGreaterThan(0));

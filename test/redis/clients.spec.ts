@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../safety/checkers/intervals';
-import { KeyEvents, NodeCommands, renewedPast, scriptOn, subscribeTo, useRedisNodes } from '../support';
+import { KeyEvents, NodeCommands, acquireOn, renewedPast, subscribeTo, useRedisNodes } from '../support';
 
 /** One client kind the application may already use, as it would create and close its clients. */
 interface ClientKind {
@@ -154,7 +154,7 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
     const commands = await NodeCommands.open(nodes.nodes);
     const waiting = redlock.acquire('kind:wake', { wait: 5_000 });
     // Asleep until the release: it subscribed, then its attempt right after that ran (busy) on every node.
-    await commands.ran(subscribeTo('redlock:{kind:wake}:released'), scriptOn('redlock:{kind:wake}'));
+    await commands.ran(subscribeTo('redlock:{kind:wake}:released'), acquireOn('redlock:{kind:wake}'));
     commands.close();
     const started = performance.now();
     await held.release();

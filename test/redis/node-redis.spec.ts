@@ -3,7 +3,7 @@ import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
 import { optionalPeer } from '../../lib/redis/script-node/client-packages';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
-import { NodeCommands, clientCounts, renewedPast, scriptOn, subscribeTo, useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, clientCounts, renewedPast, subscribeTo, useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 import { slotOf } from '../../lib/redis/script-node/cluster-slots';
 
@@ -242,7 +242,7 @@ describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
       );
       const waiting = redlock.acquire('nrc:wake', { wait: 10_000 });
       // Asleep until the release: it subscribed on the slot's primary, then its attempt right after that ran.
-      await commands.ran(subscribeTo('redlock:{nrc:wake}:released'), scriptOn('redlock:{nrc:wake}'));
+      await commands.ran(subscribeTo('redlock:{nrc:wake}:released'), acquireOn('redlock:{nrc:wake}'));
       commands.close();
       // Routed by the key to the slot's primary (not read-only: no replica).
       const shardChannels = await client.sendCommand('redlock:{nrc:wake}', false, [
