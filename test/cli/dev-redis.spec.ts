@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Redis } from 'ioredis';
-import { RedisNodes, delay, startRedisNodes } from '../support';
+import { RedisNodes, startRedisNodes } from '../support';
 import { TreeBuild, transpileTree } from '../support/transpile-tree';
 
 /**
@@ -38,6 +38,8 @@ function portOpen(port: number): Promise<boolean> {
 interface Started {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
+  /** Exited, and its output all read. */
+  readonly closed: Promise<number | null>;
   /** stdout and stderr so far. */
   output(): string;
 }
@@ -60,30 +62,19 @@ function start(file: string, args: readonly string[], stdin: 'ignore' | 'pipe' =
   const env = { ...process.env, NODE_PATH: path.join(REPO, 'node_modules') };
   const child = spawn(file, args, { cwd: REPO, env, stdio: [stdin, 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, exited, output: () => output };
+  return { child, exited, closed, output: () => output };
 }
 
 /** The URLs of the forRoot line, once printed (the environment line after it is complete). */
-function forRootUrls(started: Started): Promise<string[]> {
-  return new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no forRoot line within 30 s:\n${started.output()}`)),
-      30_000,
-    );
-    const check = () => {
-      const match = /REDLOCK_NODES=\S+\n/.test(started.output()) ? FORROOT.exec(started.output()) : null;
-      if (!match) return;
-      clearTimeout(timer);
-      resolve([...match[1].matchAll(/'(redis:\/\/[^']+)'/g)].map((m) => m[1]));
-    };
-    started.child.stdout!.on('data', check);
-    void started.exited.then((code) =>
-      reject(new Error(`exited (${code}) before printing:\n${started.output()}`)),
-    );
-  });
+async function forRootUrls(started: Started): Promise<string[]> {
+  await outputMatches(started, /REDLOCK_NODES=\S+\n/);
+  const match = FORROOT.exec(started.output());
+  if (!match) throw new Error(`no forRoot line before the environment line:\n${started.output()}`);
+  return [...match[1].matchAll(/'(redis:\/\/[^']+)'/g)].map((m) => m[1]);
 }
 
 async function answersPing(url: string): Promise<boolean> {
@@ -97,20 +88,29 @@ async function answersPing(url: string): Promise<boolean> {
 
 const portOf = (url: string) => Number(new URL(url).port);
 
-/** Resolves once the output so far matches `pattern`; rejects after `ms` or when the process exits first. */
-function outputMatches(started: Started, pattern: RegExp, ms = 20_000): Promise<void> {
+/**
+ * Resolves once the output so far matches `pattern` (checked as each chunk of it comes); rejects when the
+ * process exits without it (the test's time limit covers a process that hangs).
+ */
+function outputMatches(started: Started, pattern: RegExp): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (pattern.test(started.output())) done();
-      else if (Date.now() > deadline || started.child.exitCode !== null)
-        done(new Error(`no ${pattern} within ${ms} ms:\n${started.output()}`));
-    }, 50);
-    const deadline = Date.now() + ms;
-    const done = (error?: Error) => {
-      clearInterval(timer);
-      if (error) reject(error);
-      else resolve();
+    const check = () => {
+      if (!pattern.test(started.output())) return;
+      done();
+      resolve();
     };
+    const done = () => {
+      started.child.stdout!.off('data', check);
+      started.child.stderr!.off('data', check);
+    };
+    started.child.stdout!.on('data', check);
+    started.child.stderr!.on('data', check);
+    void started.closed.then((code) => {
+      done();
+      if (pattern.test(started.output())) resolve();
+      else reject(new Error(`exited (${code}) without printing ${pattern}:\n${started.output()}`));
+    });
+    check();
   });
 }
 
@@ -206,7 +206,7 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     started = start(process.execPath, [build.entry, 'dev-redis', '--port', '0'], 'pipe');
     const urls = await forRootUrls(started);
     // The commands line follows the environment line; on a loaded machine it may arrive a little later.
-    for (let i = 0; i < 100 && !started.output().includes('restart <n>, r <n>'); i++) await delay(50);
+    await outputMatches(started, /restart <n>, r <n>/);
     expect(started.output()).toContain('restart <n>, r <n>');
     const before = await Promise.all(
       urls.map((url) =>
@@ -246,9 +246,12 @@ describe('nestjs-redlock dev-redis (the package bin)', () => {
     await outputMatches(started, /node 1 \(\S+\) restarted/);
     expect(await withClient(urls[0], runId)).not.toBe(before[0]);
 
-    // stdin at its end: no more commands, the nodes keep running until SIGTERM.
+    // stdin at its end: no more commands, the nodes keep running until SIGTERM. Once our end of the pipe is
+    // closed the end is there to read; the child's event loop takes it before the SIGTERM sent after the pings
+    // (it hears of both through the same poll, in the order they came).
+    const stdinClosed = new Promise((resolve) => started!.child.stdin!.once('close', resolve));
     started.child.stdin!.end();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stdinClosed;
     for (const url of urls) expect(await answersPing(url)).toBe(true);
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);

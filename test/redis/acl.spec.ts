@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { Lock, QuorumUnavailableError, Redlock } from '../../lib';
-import { useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, scriptOn, subscribeTo, useRedisNodes } from '../support';
 
 /**
  * The whole lock lifecycle as a least-privilege Redis user (the ACL line README gives), and as the common
@@ -31,10 +31,30 @@ describe('ACL users (3 real nodes)', () => {
     return nodes.urls.map((url) => url.replace('redis://', `redis://${name}:lockpass@`));
   }
 
+  /** On each node: how many channels the connections of ACL user `name` listen to (it has connections there). */
+  async function subscriptionsOf(name: string): Promise<number[]> {
+    return Promise.all(
+      nodes.nodes.map(async (node) => {
+        const admin = node.redis();
+        try {
+          const list = (await admin.client('LIST')) as string;
+          const connections = list.split('\n').filter((line) => line.includes(` user=${name} `));
+          if (connections.length === 0) throw new Error(`no connection of ${name} on node ${node.index}`);
+          const count = (line: string, field: string) =>
+            Number(new RegExp(` ${field}=(\\d+)`).exec(line)?.[1] ?? 0);
+          return connections.reduce((sum, line) => sum + count(line, 'sub') + count(line, 'ssub'), 0);
+        } finally {
+          admin.disconnect();
+        }
+      }),
+    );
+  }
+
   async function lifecycle(urls: string[]) {
     const redlock = new Redlock(urls, { logger, ttl: 1_000, restartGuard: 1_000, nodeTimeout: 500 });
     const states = await redlock.connect(2_000);
     expect(states.map((s) => [s.ready, s.guardMode])).toEqual(urls.map(() => [true, 'data-age']));
+    let commands: NodeCommands | undefined;
     try {
       // Fresh data (the markers are new): the portable guard refuses for its window, then the lock is granted.
       const first = await redlock.acquire('acl:1', { wait: 0 }).catch((e: unknown) => e);
@@ -47,8 +67,10 @@ describe('ACL users (3 real nodes)', () => {
       await redlock.extend(lock, 5_000);
       expect(await redlock.tryAcquire('acl:1')).toBeNull();
       // A waiter woken by the release announcement (SUBSCRIBE and PUBLISH on redlock:* channels).
+      commands = await NodeCommands.open(nodes.nodes);
       const waiter = redlock.acquire('acl:1', { wait: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Asleep until the release: it subscribed, then its attempt right after that ran (busy) on every node.
+      await commands.ran(subscribeTo('redlock:{acl:1}:released'), acquireOn('redlock:{acl:1}'));
       expect((await (await redlock.release(lock)).settled).releasedOn).toBe(3);
       const next = await waiter;
       await redlock.using('acl:2', async (held: Lock) => expect(held.remainingTime).toBeGreaterThan(0));
@@ -60,8 +82,10 @@ describe('ACL users (3 real nodes)', () => {
         redlock.acquire('acl:rw', { mode: 'read' }),
       ]);
       await readers[0].extend(2_000);
+      commands.forget();
       const writer = redlock.acquire('acl:rw', { wait: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Its first attempt ran (busy: the readers hold it) on every node before they release.
+      await commands.ran(scriptOn('redlock:{acl:rw}'));
       await Promise.all(readers.map((reader) => reader.release()));
       await (await writer).release();
       const health = await redlock.probe();
@@ -69,6 +93,7 @@ describe('ACL users (3 real nodes)', () => {
       // Said once, naming the nodes.
       expect(warnings.filter((w) => w.includes('portable mode'))).toHaveLength(1);
     } finally {
+      commands?.close();
       await redlock.quit();
     }
   }
@@ -116,7 +141,9 @@ describe('ACL users (3 real nodes)', () => {
       await Promise.all([operator.connect(2_000), holder.connect(2_000)]);
       const lock = await holder.acquire('acl:deaf', { ttl: 30_000 });
       expect((await operator.revoke('acl:deaf', { reason: 'control' })).revokedOn).toBe(3);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Its PUBLISH ran on every node, where no connection of the holder listened to any channel: the message
+      // reached nobody of it (a node delivers to its subscribers of the moment, never later).
+      expect(await subscriptionsOf('deaf')).toEqual([0, 0, 0]);
       expect(lock.signal.aborted).toBe(false); // the keys are gone, and nothing told it
       expect((await operator.inspect('acl:deaf')).state).toBe('free');
       await expect(holder.extend(lock)).rejects.toThrow(/too few nodes still hold it/);
@@ -134,12 +161,16 @@ describe('ACL users (3 real nodes)', () => {
     const holder = new Redlock(late, { logger: false, restartGuard: false, nodeTimeout: 500 });
     try {
       await Promise.all([operator.connect(2_000), holder.connect(2_000)]); // the holder's SUBSCRIBE is refused
+      const commands = await NodeCommands.open(nodes.nodes);
       for (const node of nodes.nodes) {
         const admin = node.redis();
         await admin.call('ACL', 'SETUSER', 'late', '&redlock:*'); // the channel is granted after connect
         await admin.quit();
       }
-      await new Promise((resolve) => setTimeout(resolve, 1_500)); // a retry (every second) subscribes
+      // A retry (every second) subscribes: on every node, the holder's SUBSCRIBE ran (a refused one is not shown).
+      await commands.ran(subscribeTo('redlock:!revoked'));
+      commands.close();
+      expect(await subscriptionsOf('late')).toEqual([1, 1, 1]); // what the deaf holder's control shows as 0
       const lock = await holder.acquire('acl:late', { ttl: 30_000 });
       const aborted = new Promise((resolve) =>
         lock.signal.addEventListener('abort', resolve, { once: true }),

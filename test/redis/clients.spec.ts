@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { Lock, LockRevokedError, NodeSpec, QuorumUnavailableError, Redlock } from '../../lib';
 import { Interval, findOverlaps } from '../safety/checkers/intervals';
-import { delay, useRedisNodes } from '../support';
+import { KeyEvents, NodeCommands, acquireOn, renewedPast, subscribeTo, useRedisNodes } from '../support';
 
 /** One client kind the application may already use, as it would create and close its clients. */
 interface ClientKind {
@@ -151,8 +151,11 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
   it('a waiter wakes on the release announcement', async () => {
     const redlock = await redlockOf();
     const held = await redlock.acquire('kind:wake', { ttl: 10_000 });
+    const commands = await NodeCommands.open(nodes.nodes);
     const waiting = redlock.acquire('kind:wake', { wait: 5_000 });
-    await delay(100);
+    // Asleep until the release: it subscribed, then its attempt right after that ran (busy) on every node.
+    await commands.ran(subscribeTo('redlock:{kind:wake}:released'), acquireOn('redlock:{kind:wake}'));
+    commands.close();
     const started = performance.now();
     await held.release();
     await (await waiting).release();
@@ -162,46 +165,57 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
 
   it("a paused node's late answer leaves no key behind once it resumes", async () => {
     const redlock = await redlockOf({ nodeTimeout: 100 });
-    await nodes.nodes[0].pause();
-    const lock = await redlock.acquire('kind:late', { ttl: 10_000 });
-    await lock.release();
-    await nodes.nodes[0].resume();
-    const admin = nodes.nodes[0].redis();
+    const key = 'redlock:{kind:late}';
+    const changes = await KeyEvents.open(nodes.nodes[0], key);
     try {
-      let value: string | null = 'pending';
-      for (let i = 0; i < 40 && value !== null; i++) {
-        await delay(50);
-        value = await admin.get('redlock:{kind:late}');
+      await nodes.nodes[0].pause();
+      const lock = await redlock.acquire('kind:late', { ttl: 10_000 });
+      await lock.release();
+      await nodes.nodes[0].resume();
+      // The late acquire ran once the node resumed (it wrote the key); the key is deleted, not left to expire.
+      await changes.next('del');
+      expect(changes.heard[0]).toBe('set');
+      const admin = nodes.nodes[0].redis();
+      try {
+        expect(await admin.get(key)).toBeNull();
+      } finally {
+        admin.disconnect();
       }
-      expect(value).toBeNull();
     } finally {
-      admin.disconnect();
+      await changes.close();
     }
   });
 
   it('the restart guard (precise mode) refuses nodes restarted empty for its window', async () => {
-    await delay(1_100); // the nodes are older than the window
     const redlock = await redlockOf({ restartGuard: 1_000, ttl: 1_000 });
+    // The nodes are older than the window: granted (the guard waits out fresh nodes' first seconds itself).
+    await (await redlock.acquire('kind:guard', { wait: 5_000 })).release();
     for (const i of [1, 2]) await nodes.nodes[i].restartEmpty();
     await redlock.connect(5_000);
     const refused = await redlock.acquire('kind:guard', { wait: 0 }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(QuorumUnavailableError);
     expect(String(refused)).toMatch(/restart guard/);
-    await delay(1_100);
-    await (await redlock.acquire('kind:guard', { wait: 2_000 })).release();
+    // Granted once the window passed: the acquisition waits it out (the error's retryAfter) within `wait`.
+    await (await redlock.acquire('kind:guard', { wait: 5_000 })).release();
   });
 
   it('inspect, holders and revoke: the holder learns of its revocation at once', async () => {
     const redlock = await redlockOf({ owner: 'kind-op' });
     const holder = await redlockOf({ owner: 'kind-holder' });
     let reason: unknown;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
     const running = holder
       .using('kind:revoked', { ttl: 10_000 }, async (lock) => {
-        await new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve()));
+        const aborted = new Promise<void>((resolve) =>
+          lock.signal.addEventListener('abort', () => resolve()),
+        );
+        entered();
+        await aborted;
         reason = lock.signal.reason;
       })
       .catch((e: unknown) => e);
-    await delay(100);
+    await inside;
     const seen = await redlock.inspect('kind:revoked');
     expect(seen.state).toBe('held');
     expect((await redlock.holders()).map((h) => h.resource)).toContain('kind:revoked');
@@ -215,7 +229,7 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
     const locks: Lock[] = [];
     for (let i = 0; i < 60; i++) locks.push(await redlock.acquire(`kind:renew:${i}`, { ttl: 600 }));
     const stops = locks.map((lock) => redlock.keepAlive(lock));
-    await delay(1_400); // past two ttls: every lock was renewed several times
+    await renewedPast(redlock, locks, 2 * 600); // two ttls past their first validity: renewed several times
     stops.forEach((stop) => stop());
     expect(locks.filter((lock) => lock.signal.aborted).map((lock) => lock.resources[0])).toEqual([]);
     await Promise.all(locks.map((lock) => lock.release()));
@@ -230,7 +244,8 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
           const resource = `kind:mx:${(client + i) % 2}`;
           const lock = await redlock.acquire(resource, { ttl: 2_000 });
           const start = performance.now();
-          await delay(1 + (i % 3));
+          // Work on the nodes while holding it: round trips during which the other instances' calls run.
+          for (let round = 0; round <= i % 3; round++) await clients.ping();
           intervals.push({ resource, holder: `c${client}`, start, end: performance.now() });
           await lock.release();
         }

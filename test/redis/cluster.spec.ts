@@ -9,6 +9,7 @@ import {
   Redlock,
 } from '../../lib';
 import { slotOf } from '../../lib/redis/script-node/cluster-slots';
+import { NodeCommands, acquireOn, renewedTimes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 
 /**
@@ -92,14 +93,10 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       await handle.restartEmpty();
       await cluster.waitUntilOk();
       expect(await cluster.primaryOf(slot)).toBe(primary);
-      let refused: unknown;
-      const deadline = Date.now() + 6_000;
-      while (Date.now() < deadline) {
-        refused = await redlock.acquire('cluster:guarded', { wait: 0 }).catch((e: unknown) => e);
-        if (refused instanceof QuorumUnavailableError && refused.votes[0].outcome === 'refused') break;
-        if (refused instanceof Lock) await redlock.release(refused);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // A wait that the refusal's remaining window (about 5 s) exceeds: refused at once, while a connection
+      // fault of the restart's aftermath (the client reconnecting) would be retried by the acquisition itself.
+      const refused = await redlock.acquire('cluster:guarded', { wait: 1_000 }).catch((e: unknown) => e);
+      if (refused instanceof Lock) await redlock.release(refused);
       expect(refused).toBeInstanceOf(QuorumUnavailableError);
       expect((refused as QuorumUnavailableError).votes[0]).toMatchObject({ outcome: 'refused' });
       // Negative control: the guard off grants at once on the same restarted primary.
@@ -156,7 +153,7 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       const slots = new Set(locks.map((lock) => slotOf(lock.keys[0])));
       expect(slots.size).toBeGreaterThan(30); // spread over the slot space, so over all three primaries
       const stops = locks.map((lock) => redlock.keepAlive(lock));
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await renewedTimes(redlock, locks, 2); // two rounds: every lock renewed twice
       stops.forEach((stop) => stop());
       // Two rounds or more of 60 renewals; a call mixing slots would have failed with CROSSSLOT.
       expect(renewed).toBeGreaterThanOrEqual(60 * 2);
@@ -243,8 +240,16 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
   /** A holder, a waiter for the same resource, the holder's release: the waiter must wake on its announcement. */
   async function handOver(redlock: Redlock, resource: string): Promise<void> {
     const held = await redlock.acquire(resource, { ttl: 30_000 });
+    const primary = await cluster.primaryOf(slotOf(`redlock:{${resource}}`));
+    const commands = await NodeCommands.open(
+      cluster.nodes.nodes.filter((node) => node.url.endsWith(primary)),
+    );
     const waiting = redlock.acquire(resource, { wait: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Asleep until the release: its first attempt, then the one right after it subscribed (somewhere in the
+    // cluster: a SUBSCRIBE goes to any node), ran on the slot's primary. Acquire scripts only: the release
+    // that undoes the first attempt names the key too.
+    await commands.ran(acquireOn(`redlock:{${resource}}`), acquireOn(`redlock:{${resource}}`));
+    commands.close();
     await redlock.release(held);
     await redlock.release(await waiting);
     expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
@@ -348,21 +353,29 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     let stop = false;
     let cycles = 0;
     const failures: string[] = [];
+    let goal: { cycles: number; reached: () => void } | undefined;
+    /** Resolves once `count` lock cycles (acquire, release) completed in all. */
+    const cyclesDone = (count: number) =>
+      new Promise<void>((reached) => {
+        if (cycles >= count) reached();
+        else goal = { cycles: count, reached };
+      });
     const loop = (async () => {
       while (!stop) {
         try {
           const lock: Lock = await redlock.acquire(resource, { wait: 5_000 });
           await redlock.release(lock);
           cycles++;
+          if (goal && cycles >= goal.cycles) goal.reached();
         } catch (error) {
           failures.push((error as Error).message);
         }
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await cyclesDone(5); // locking goes on before the change
     const before = cycles;
     const moved = await change();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await cyclesDone(cycles + 5); // and after it: cycles begun once the slot was served elsewhere
     stop = true;
     await loop;
     // After the change the slot is served elsewhere, and locking went on there.

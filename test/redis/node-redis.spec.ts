@@ -3,8 +3,9 @@ import { createClient, createCluster } from 'redis';
 import { InvalidArgumentError, Lock, Locked, Redlock, RedlockModule } from '../../lib';
 import { optionalPeer } from '../../lib/redis/script-node/client-packages';
 import { TEST_OPTIONS, closeApps, createApp } from '../nest/helpers';
-import { clientCounts, delay, useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, clientCounts, renewedPast, subscribeTo, useRedisNodes } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
+import { slotOf } from '../../lib/redis/script-node/cluster-slots';
 
 const LEAST_PRIVILEGE =
   'on >lockpass ~redlock:* &redlock:* -@all +evalsha +eval +get +set +pttl +pexpire +del +exists +zadd +zrange ' +
@@ -40,8 +41,8 @@ describe('node-redis clients (3 real nodes)', () => {
       expect(states.map((state) => [state.ready, state.guardMode])).toEqual(
         urls.map(() => [true, 'data-age']),
       );
-      await delay(1_100); // the portable guard's window over fresh data
-      const lock = await redlock.acquire('acl:nr', { fencing: true, wait: 2_000 });
+      // The portable guard's window over fresh data: the acquisition waits it out (the refusal's retryAfter).
+      const lock = await redlock.acquire('acl:nr', { fencing: true, wait: 5_000 });
       expect(lock.fencingToken).toBeGreaterThan(0);
       await lock.release();
     } finally {
@@ -52,17 +53,19 @@ describe('node-redis clients (3 real nodes)', () => {
   it('@Locked in a Nest app whose nodes are node-redis clients', async () => {
     const running: string[] = [];
     let overlaps = 0;
+    const specs = await Promise.all(nodes.urls.map(connected));
     @Injectable()
     class Payments {
       @Locked('pay:<0>', { wait: 10_000 })
       async pay(id: string) {
         if (running.includes(id)) overlaps++;
         running.push(id);
-        await delay(20);
+        // Work on the nodes while holding it: round trips during which the other callers' attempts run.
+        await Promise.all(specs.map((client) => client.ping()));
+        await Promise.all(specs.map((client) => client.ping()));
         running.splice(running.indexOf(id), 1);
       }
     }
-    const specs = await Promise.all(nodes.urls.map(connected));
     const apps = await Promise.all(
       [0, 1].map(() =>
         createApp({
@@ -104,16 +107,21 @@ describe('node-redis clients (3 real nodes)', () => {
     try {
       await redlock.connect(2_000);
       expect(client.isReady).toBe(true);
+      const dropped = new Promise((resolve) => client.once('error', resolve));
       await nodes.nodes[0].kill();
-      for (let i = 0; i < 100 && client.isReady; i++) await delay(10); // the client saw the connection go
+      await dropped; // the client saw the connection go
+      expect(client.isReady).toBe(false);
       // While the client reconnects, calls to that node fail at once instead of waiting in its offline queue.
       const failed: string[] = [];
       redlock.on('node-error', ({ node, error }) => failed.push(`${node} ${error.name}`));
       const lock = await redlock.acquire('nr:down', { ttl: 5_000 });
       expect(failed.join()).toMatch(new RegExp(`:${nodes.nodes[0].port} NodeRedisNotConnectedError`));
       await lock.release();
+      const back = new Promise((resolve) => client.once('ready', resolve));
       await nodes.nodes[0].start();
-      await delay(300);
+      await back;
+      // Anything the client had queued would have gone out on reconnecting, before this PING.
+      expect(await client.ping()).toBe('PONG');
       const admin = nodes.nodes[0].redis();
       expect(await admin.get('redlock:{nr:down}')).toBeNull(); // nothing replayed onto the restarted server
       admin.disconnect();
@@ -140,8 +148,9 @@ describe("client: 'node-redis' — the library creates node-redis clients for UR
     expect(await redlock.tryAcquire('created:nr')).toBeNull();
     await lock.release();
     expect((await clientCounts(nodes)).every((count, i) => count > before[i])).toBe(true);
+    // Its connections are closed when quit() resolves (QUIT answered, or the socket destroyed): a node frees a
+    // client at its QUIT or at the end of its socket, before it serves a connection opened after that.
     await redlock.quit();
-    await delay(100);
     expect(await clientCounts(nodes)).toEqual(before);
   });
 
@@ -207,7 +216,7 @@ describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
       for (let i = 0; i < 30; i++)
         locks.push(await redlock.acquire(`nrc:${i}`, { ttl: 1_000, fencing: i % 2 === 0 }));
       const stops = locks.map((lock) => redlock.keepAlive(lock));
-      await delay(1_500); // past the ttl: every lock was renewed at least once
+      await renewedPast(redlock, locks, 1_000); // past the ttl: every lock was renewed at least once
       stops.forEach((stop) => stop());
       expect(locks.filter((lock) => lock.signal.aborted).map((lock) => lock.resources[0])).toEqual([]);
       expect((await redlock.inspect('nrc:3')).state).toBe('held');
@@ -227,8 +236,14 @@ describe('a node-redis cluster as one node (3 primaries + 3 replicas)', () => {
     const redlock = new Redlock([client], { logger: false, restartGuard: false, nodeTimeout: 500 });
     try {
       const held = await redlock.acquire('nrc:wake', { ttl: 30_000 });
+      const primary = await cluster.primaryOf(slotOf('redlock:{nrc:wake}'));
+      const commands = await NodeCommands.open(
+        cluster.nodes.nodes.filter((node) => node.url.endsWith(primary)),
+      );
       const waiting = redlock.acquire('nrc:wake', { wait: 10_000 });
-      await delay(200);
+      // Asleep until the release: it subscribed on the slot's primary, then its attempt right after that ran.
+      await commands.ran(subscribeTo('redlock:{nrc:wake}:released'), acquireOn('redlock:{nrc:wake}'));
+      commands.close();
       // Routed by the key to the slot's primary (not read-only: no replica).
       const shardChannels = await client.sendCommand('redlock:{nrc:wake}', false, [
         'PUBSUB',

@@ -47,19 +47,22 @@ describe('Sentinel (a primary + replica behind redis-sentinel, plus 2 plain node
       const after = await sentinel.failover();
       expect(after).not.toBe(before);
 
-      // Followed the failover: within a few seconds the sentinel-managed node votes yes again, on the new primary.
+      // Followed the failover: the sentinel-managed node's client reconnects to the new primary (its 'ready'
+      // events, until it is connected there), then that node votes yes again, on the new primary.
       const [host, port] = after.split(':');
+      const managed = (redlock.nodes[0] as unknown as { client: Redis }).client;
+      while (!(managed.status === 'ready' && managed.stream?.remotePort === Number(port)))
+        await new Promise((resolve) => managed.once('ready', resolve));
       const newPrimary = new Redis({ host, port: Number(port), maxRetriesPerRequest: 1 });
-      const deadline = Date.now() + 20_000;
       let onNewPrimary: string | null = null;
       let releasedOn = 0;
       try {
-        while (Date.now() < deadline) {
+        // As above, a decision at quorum may not wait for it: a few rounds are allowed.
+        for (let round = 0; round < 20; round++) {
           const again = await redlock.acquire('sentinel:2', { wait: 1_000 });
           onNewPrimary = await newPrimary.get('redlock:{sentinel:2}');
           releasedOn = (await (await redlock.release(again)).settled).releasedOn;
           if (releasedOn === 3 && onNewPrimary === again.value) break;
-          await new Promise((resolve) => setTimeout(resolve, 200));
         }
       } finally {
         newPrimary.disconnect();

@@ -3,7 +3,6 @@ import { Test } from '@nestjs/testing';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppModule } from '../../sample/app.module';
 import { ReportRunsRepository } from '../../sample/database/report-runs.repository';
 import { StockRepository } from '../../sample/database/stock.repository';
@@ -136,7 +135,28 @@ describe('sample app (two instances, 3 real nodes, one SQLite file)', () => {
   it('the report job ran at most once per tick across the instances', async () => {
     const runs = a.app.get(ReportRunsRepository);
     const all = () => runs.runsBetween(0, Number.MAX_SAFE_INTEGER);
-    for (let waited = 0; all().length < 3 && waited < 5_000; waited += 200) await sleep(200);
+    // Three runs recorded (one SQLite file): checked as each instance's job records one.
+    const spies: jest.SpyInstance[] = [];
+    try {
+      await new Promise<void>((resolve) => {
+        const check = () => {
+          if (all().length >= 3) resolve();
+        };
+        for (const app of apps) {
+          const repository = app.get(ReportRunsRepository);
+          const record = repository.record.bind(repository);
+          spies.push(
+            jest.spyOn(repository, 'record').mockImplementation((tick, instance) => {
+              record(tick, instance);
+              check();
+            }),
+          );
+        }
+        check();
+      });
+    } finally {
+      spies.forEach((spy) => spy.mockRestore());
+    }
     const ticks = all().map((run) => run.tick);
     expect(ticks.length).toBeGreaterThanOrEqual(3);
     expect(new Set(ticks).size).toBe(ticks.length);

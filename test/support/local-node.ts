@@ -15,6 +15,20 @@ export class LocalRedisNode implements RedisNodeHandle {
   readonly host = '127.0.0.1';
   private proc: RedisProcess | undefined;
   private isPaused = false;
+  /** What the current process logged, a line each (cleared when it starts again). */
+  private logged: string[] = [];
+  private readonly lineListeners = new Set<(line: string) => void>();
+
+  /** The line listener of a process about to start: its lines become {@link log}. */
+  private nextLog(): (line: string) => void {
+    const log: string[] = [];
+    this.logged = log;
+    return (line) => {
+      log.push(line);
+      if (this.logged !== log) return; // a late line of a process killed since
+      for (const listener of [...this.lineListeners]) listener(line);
+    };
+  }
 
   private constructor(
     readonly index: number,
@@ -33,7 +47,7 @@ export class LocalRedisNode implements RedisNodeHandle {
       removeOnExit(dir);
       const node = new LocalRedisNode(index, port, bin, dir, extraArgs);
       try {
-        node.proc = await RedisProcess.start({ bin, port, dir, extraArgs });
+        node.proc = await RedisProcess.start({ bin, port, dir, extraArgs, onLine: node.nextLog() });
         return node;
       } catch (error) {
         node.removeDir();
@@ -87,6 +101,7 @@ export class LocalRedisNode implements RedisNodeHandle {
           port: this.port,
           dir: this.dir,
           extraArgs: this.extraArgs,
+          onLine: this.nextLog(),
         });
         this.isPaused = false;
         return;
@@ -97,6 +112,17 @@ export class LocalRedisNode implements RedisNodeHandle {
       }
     }
     throw lastError;
+  }
+
+  /** The lines the server's current process logged so far (since its last start). */
+  get log(): readonly string[] {
+    return this.logged;
+  }
+
+  /** Calls `listener` with each line the server logs from now on, across restarts; returns how to stop. */
+  onLog(listener: (line: string) => void): () => void {
+    this.lineListeners.add(listener);
+    return () => this.lineListeners.delete(listener);
   }
 
   async restartEmpty(): Promise<void> {

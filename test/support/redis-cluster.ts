@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import Redis from 'ioredis';
 import { findOnPath } from './find-binary';
+import { LocalRedisNode } from './local-node';
 import { startRedisNodes } from './provision';
 import type { RedisNodes } from './types';
 
@@ -14,8 +15,11 @@ export interface LocalCluster {
   readonly addresses: string[];
   /** Startup nodes for an ioredis `Cluster`. */
   readonly startup: { host: string; port: number }[];
-  /** `CLUSTER INFO` field `cluster_state` is `ok` on every node. */
-  waitUntilOk(timeout?: number): Promise<void>;
+  /**
+   * Resolves once `cluster_state` (CLUSTER INFO) is `ok` on every node, as each node's log says: the last
+   * `Cluster state changed: …` line its current process logged reads `ok` (a node logs each change).
+   */
+  waitUntilOk(): Promise<void>;
   /** The primary currently serving `slot`, as `host:port`. */
   primaryOf(slot: number): Promise<string>;
   /** Moves `slot` to another primary (SETSLOT IMPORTING/MIGRATING, MIGRATE its keys, SETSLOT NODE everywhere). */
@@ -38,7 +42,13 @@ export async function startCluster(masters = 3): Promise<LocalCluster> {
       '1000',
     ],
   });
+  const locals = nodes.nodes.map((node) => {
+    if (!(node instanceof LocalRedisNode))
+      throw new Error(`a local cluster needs redis-server processes (source ${nodes.source})`);
+    return node;
+  });
   const addresses = nodes.urls.map((url) => url.replace('redis://', ''));
+  const localAt = (address: string) => locals.find((node) => node.url === `redis://${address}`)!;
   await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
     timeout: 30_000,
   });
@@ -68,16 +78,16 @@ export async function startCluster(masters = 3): Promise<LocalCluster> {
     nodes,
     addresses,
     startup: addresses.map((address) => ({ host: '127.0.0.1', port: Number(address.split(':')[1]) })),
-    async waitUntilOk(timeout = 20_000) {
-      const deadline = Date.now() + timeout;
-      for (;;) {
-        const states = await Promise.all(
-          addresses.map((a) => call<string>(a, 'CLUSTER', 'INFO').catch(() => '')),
-        );
-        if (states.every((info) => /cluster_state:ok/.test(info))) return;
-        if (Date.now() > deadline) throw new Error('the local cluster did not reach cluster_state:ok');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    waitUntilOk() {
+      return new Promise<void>((resolve) => {
+        const check = () => {
+          if (!locals.every((node) => clusterState(node.log) === 'ok')) return;
+          stops.forEach((stop) => stop());
+          resolve();
+        };
+        const stops = locals.map((node) => node.onLog(check));
+        check();
+      });
     },
     async primaryOf(slot) {
       const slots = await call<[number, number, [string, number]][]>(addresses[0], 'CLUSTER', 'SLOTS');
@@ -108,16 +118,36 @@ export async function startCluster(masters = 3): Promise<LocalCluster> {
       const nodesNow = await view();
       const primary = nodesNow.find((n) => n.address === from)!;
       const replica = nodesNow.find((n) => n.master === primary.id)!;
+      // Taken over once the replica won the election and the old primary took the new configuration (from the
+      // new primary's broadcast, which every node gets at the same time).
+      const won = nextLine(localAt(replica.address), /Failover election won/);
+      const demoted = nextLine(localAt(from), /Reconfiguring myself as a replica of/);
       await call(replica.address, 'CLUSTER', 'FAILOVER');
-      const deadline = Date.now() + 20_000;
-      while ((await cluster.primaryOf(slot)) !== replica.address) {
-        if (Date.now() > deadline) throw new Error('the replica did not take over within 20 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await Promise.all([won, demoted]);
       return { from, to: replica.address };
     },
     stop: () => nodes.stop(),
   };
   await cluster.waitUntilOk();
   return cluster;
+}
+
+/** The cluster state a node's log last reported (`ok`, `fail`), undefined before any change. */
+function clusterState(log: readonly string[]): string | undefined {
+  for (let i = log.length - 1; i >= 0; i--) {
+    const change = /Cluster state changed: (\w+)/.exec(log[i]);
+    if (change) return change[1];
+  }
+  return undefined;
+}
+
+/** Resolves on the next line `node` logs that matches `pattern` (from now on). */
+function nextLine(node: LocalRedisNode, pattern: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = node.onLog((line) => {
+      if (!pattern.test(line)) return;
+      stop();
+      resolve();
+    });
+  });
 }

@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { forgetPid, killOnExit } from './exit-cleanup';
-import { probeServerPid } from './probe';
-import { delay as sleep } from './waits';
 
 /** Thrown when redis-server exits at startup because its port is taken; callers may retry. */
 export class PortInUseError extends Error {}
 
 const TAIL_LIMIT = 4096;
-const STARTUP_TIMEOUT_MS = 10_000;
+/** What redis-server (and valkey-server) logs once it listens: `Ready to accept connections` (`tcp` since 7). */
+const READY_LINE = /Ready to accept connections/;
 
 export interface RedisProcessOptions {
   bin: string;
@@ -15,6 +14,8 @@ export interface RedisProcessOptions {
   /** Working directory for the server, so a stray dump.rdb from elsewhere is never loaded. */
   dir: string;
   extraArgs?: string[];
+  /** Told each line the server logs (stdout and stderr), as it comes. */
+  onLine?: (line: string) => void;
 }
 
 /** One spawned redis-server process: no persistence, bound to 127.0.0.1, foreground. */
@@ -22,19 +23,29 @@ export class RedisProcess {
   private tailText = '';
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly exited: Promise<void>;
+  private readonly lineListeners = new Set<(line: string) => void>();
 
   private constructor(
     private readonly child: ChildProcess,
     readonly port: number,
+    onLine: ((line: string) => void) | undefined,
   ) {
     const pid = child.pid!;
     killOnExit(pid);
-    const keepTail = (chunk: Buffer): void => {
-      this.tailText = (this.tailText + chunk.toString('utf8')).slice(-TAIL_LIMIT);
+    if (onLine) this.lineListeners.add(onLine);
+    const pipe = () => {
+      let partial = '';
+      return (chunk: Buffer): void => {
+        const text = chunk.toString('utf8');
+        this.tailText = (this.tailText + text).slice(-TAIL_LIMIT);
+        const lines = (partial + text).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) for (const listener of [...this.lineListeners]) listener(line);
+      };
     };
     // Always drain both pipes: a full pipe would block redis on its own log writes.
-    child.stdout!.on('data', keepTail);
-    child.stderr!.on('data', keepTail);
+    child.stdout!.on('data', pipe());
+    child.stderr!.on('data', pipe());
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         forgetPid(pid);
@@ -57,7 +68,10 @@ export class RedisProcess {
     return this.tailText;
   }
 
-  /** Spawn and wait until it answers (INFO, like PING, but also proving the answer comes from our pid). Throws PortInUseError if the port is taken. */
+  /**
+   * Spawn and wait until it listens (it logs that it is ready: it bound the port, so it is ours that will
+   * answer there). Throws PortInUseError if the port is taken (it then exits saying so).
+   */
   static async start(options: RedisProcessOptions): Promise<RedisProcess> {
     const args = [
       '--port',
@@ -84,32 +98,34 @@ export class RedisProcess {
       const error = await new Promise<Error>((resolve) => child.once('error', resolve));
       throw new Error(`could not spawn ${options.bin}: ${error.message}`);
     }
-    const proc = new RedisProcess(child, options.port);
-    await proc.waitForPing();
+    const proc = new RedisProcess(child, options.port, options.onLine);
+    await proc.listening();
     return proc;
   }
 
-  private async waitForPing(): Promise<void> {
-    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      if (!this.alive) {
+  /** Resolves once the server logged that it is ready; rejects if it exits first. */
+  private listening(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const ready = (line: string) => {
+        if (!READY_LINE.test(line)) return;
+        this.lineListeners.delete(ready);
+        resolve();
+      };
+      this.lineListeners.add(ready);
+      // 'close' (not 'exit'): its last output, which says why, has been read by then.
+      this.child.once('close', () => {
+        this.lineListeners.delete(ready);
         if (/address already in use/i.test(this.tailText)) {
-          throw new PortInUseError(`port ${this.port} is already in use`);
+          reject(new PortInUseError(`port ${this.port} is already in use`));
         }
-        throw new Error(
-          `redis-server on port ${this.port} exited during startup ` +
-            `(code ${this.exitInfo?.code}, signal ${this.exitInfo?.signal}). Output tail:\n${this.tailText}`,
+        reject(
+          new Error(
+            `redis-server on port ${this.port} exited during startup ` +
+              `(code ${this.exitInfo?.code}, signal ${this.exitInfo?.signal}). Output tail:\n${this.tailText}`,
+          ),
         );
-      }
-      // Answering at all means it is up (PING would do); the pid proves it is ours.
-      if ((await probeServerPid(this.port, '127.0.0.1', 250)) === this.pid) return;
-      await sleep(10);
-    }
-    await this.kill();
-    throw new Error(
-      `redis-server on port ${this.port} did not answer PING within ${STARTUP_TIMEOUT_MS} ms. ` +
-        `Output tail:\n${this.tailText}`,
-    );
+      });
+    });
   }
 
   pause(): void {

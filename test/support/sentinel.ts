@@ -46,9 +46,36 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
     ].join('\n'),
   );
   const args = bin.endsWith('redis-sentinel') ? [conf] : [conf, '--sentinel'];
-  const child = spawn(bin, args, { stdio: 'ignore' });
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   killOnExit(child.pid!);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Its log, a line each: a sentinel logs each event it sees (+monitor, +slave, +switch-master...).
+  const logged: string[] = [];
+  const lineListeners = new Set<(line: string) => void>();
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let partial = '';
+    stream.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        logged.push(line);
+        for (const listener of [...lineListeners]) listener(line);
+      }
+    });
+  }
+  /** The first line logged (so far, or from now on) that matches `pattern`; rejects if the sentinel exits. */
+  const line = (pattern: RegExp, from = 0): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const seen = logged.slice(from).find((l) => pattern.test(l));
+      if (seen !== undefined) return resolve(seen);
+      const listener = (l: string) => {
+        if (!pattern.test(l)) return;
+        lineListeners.delete(listener);
+        resolve(l);
+      };
+      lineListeners.add(listener);
+      child.once('close', () => reject(new Error(`redis-sentinel exited:\n${logged.join('\n')}`)));
+    });
   const admin = () =>
     new Redis({ port: sentinelPort, host: '127.0.0.1', lazyConnect: false, maxRetriesPerRequest: 1 });
   const primaryAddress = async () => {
@@ -60,21 +87,10 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
       client.disconnect();
     }
   };
-  // Ready once it answers and has seen the replica.
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    try {
-      const client = admin();
-      const replicas = (await client
-        .call('SENTINEL', 'replicas', name)
-        .finally(() => client.disconnect())) as unknown[];
-      if (replicas.length > 0) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error('redis-sentinel did not see the replica within 15 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // Ready once it listens (it logs +monitor for the primary after binding its port) and has seen the replica
+  // (+slave, logged as it adds it: SENTINEL replicas lists it from then on).
+  await line(new RegExp(`\\+monitor master ${name} `));
+  await line(new RegExp(`\\+slave slave 127\\.0\\.0\\.1:${replica.nodes[0].port} `));
   return {
     name,
     sentinelPort,
@@ -83,6 +99,7 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
     primaryAddress,
     async failover() {
       const before = await primaryAddress();
+      const from = logged.length;
       // NOGOODSLAVE until the sentinel has seen the replica in sync: retry for a while.
       const asked = Date.now() + 15_000;
       for (;;) {
@@ -97,13 +114,13 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
           client.disconnect();
         }
       }
-      const until = Date.now() + 20_000;
-      for (;;) {
-        const now = await primaryAddress();
-        if (now !== before) return now;
-        if (Date.now() > until) throw new Error('the sentinel did not fail over within 20 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      // +switch-master <name> <old ip> <old port> <new ip> <new port>: logged as it switches (it reports the
+      // new primary from then on).
+      const switched = await line(new RegExp(`\\+switch-master ${name} `), from);
+      const [newHost, newPort] = switched.trim().split(' ').slice(-2);
+      const now = `${newHost}:${newPort}`;
+      if (now === before) throw new Error(`the sentinel switched to the same primary: ${switched}`);
+      return now;
     },
     async stop() {
       child.kill('SIGKILL');

@@ -134,11 +134,12 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
   it('held and waiting by @Locked key template (one series per template, none per resource), direct calls apart', async () => {
     const inside = gate();
     const release = gate();
+    let entered = 0;
     @Injectable()
     class Orders {
       @Locked('order:<0>')
       async pay(id: string) {
-        inside.open();
+        if (++entered === 2) inside.open(); // both first calls hold their lock
         await release.promise;
         return id;
       }
@@ -155,7 +156,7 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
       await inside.promise;
       const waiter = orders.pay('a1'); // waits for the first 'a1'
       const direct = await service.acquire('direct:1');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The waiter counts as waiting from its call on (its acquisition begins synchronously).
       expect(service.stats.heldByTemplate).toEqual(
         new Map([
           ['order:<0>', 2],
@@ -195,8 +196,7 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
       const a = await redlock.acquire('g:1');
       const b = await redlock.acquire('g:2');
       const blocker = await other.acquire('g:3', { ttl: 5_000 });
-      const waiting = redlock.acquire('g:3', { wait: 5_000 });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const waiting = redlock.acquire('g:3', { wait: 5_000 }); // waiting from the call on: no sleep needed
       expect(await gauge('redlock.locks.held')).toBe(2);
       expect(await gauge('redlock.acquire.waiting')).toBe(1);
       await blocker.release();
