@@ -17,9 +17,29 @@ export async function quitClient(client: Redis, timeout: number): Promise<void> 
     // that is closing anyway — unless it never does (a node that answers QUIT and keeps the socket open).
     if (quit) {
       await ended(client);
-      if ((client.status as string) === 'end') return;
+      if ((client.status as string) === 'end') return endSentinelWatch(client);
     }
   }
   client.disconnect();
   await ended(client);
+}
+
+/**
+ * A Sentinel-managed client (`failoverDetector: true`) keeps its connections to the sentinels after QUIT (ioredis
+ * 5 closes them in its connector's disconnect(), which QUIT does not reach): closed and waited for here, so no
+ * socket of the client outlives quit(). A no-op for a client without sentinels.
+ */
+async function endSentinelWatch(client: Redis): Promise<void> {
+  const detector = (client as unknown as SentinelManaged).connector?.failoverDetector;
+  if (!detector || !Array.isArray(detector.sentinels)) return;
+  const watchers = detector.sentinels.map((sentinel) => sentinel.client);
+  // cleanup() disconnects each watcher; calling the client's disconnect() instead would also arm ioredis'
+  // disconnect timer for its own socket, which QUIT already closed (the timer then waits it out).
+  detector.cleanup?.();
+  await Promise.all(watchers.map((watcher) => ended(watcher)));
+}
+
+/** The ioredis internals of a Sentinel-managed client that hold its connections to the sentinels. */
+interface SentinelManaged {
+  connector?: { failoverDetector?: { sentinels?: { client: Redis }[]; cleanup?(): void } | null };
 }
