@@ -202,18 +202,17 @@ function ioredisSubscriber(
   lost: () => void,
 ): SubscriberPort {
   // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
-  // reconnect, which ioredis does by itself) is harmless — unlike lock commands.
+  // reconnect) is harmless — unlike lock commands.
   const options = {
     enableOfflineQueue: true,
     lazyConnect: false,
     disconnectTimeout: 200,
-    // ioredis re-sends SUBSCRIBE after a reconnect by itself, with nobody awaiting it: with a retry limit
-    // (inherited from the lock client, 0) a second drop rejects it unhandled and ends the process.
+    // With a retry limit (inherited from the lock client, 0) a second drop would reject a queued SUBSCRIBE.
     maxRetriesPerRequest: null,
   };
+  const cluster = isClusterClient(client);
   // A Cluster's duplicate() takes its startup nodes first. Its release announcements go by SPUBLISH to the
   // slot's shard: sharded subscribers (one connection per primary) hear them there; revocations by PUBLISH.
-  const cluster = isClusterClient(client);
   const subscriber = cluster
     ? ((client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
         enableOfflineQueue: true,
@@ -222,7 +221,9 @@ function ioredisSubscriber(
         // Merged into the cluster's own redisOptions: its password, username and tls stay.
         redisOptions: { ...(client as unknown as ClusterLike).options.redisOptions, ...options },
       }) as Redis)
-    : client.duplicate(options);
+    : // ioredis' own re-SUBSCRIBE after a reconnect runs with nobody awaiting it (a drop during it rejects
+      // unhandled) and, dropped mid-way, is not tried again: the channels are subscribed again below instead.
+      client.duplicate({ ...options, autoResubscribe: false });
   // An ioredis without the option ignores it and has no group of sharded subscribers.
   const shardedWorks =
     cluster && (subscriber as { shardedSubscribers?: unknown }).shardedSubscribers !== undefined;
@@ -230,9 +231,18 @@ function ioredisSubscriber(
   subscriber.on('message', deliver);
   if (shardedWorks) subscriber.on('smessage', deliver);
   subscriber.on('close', lost);
+  // The plain channels listened to now, subscribed again on every (re)connection when ioredis does not.
+  const listened = new Set<string>();
+  if (!cluster)
+    subscriber.on('ready', () => {
+      if (listened.size > 0) subscriber.subscribe(...listened).catch(() => undefined);
+    });
   return {
     subscribe: (channels, sharded) => {
-      if (!sharded) return subscriber.subscribe(...channels);
+      if (!sharded) {
+        for (const channel of channels) listened.add(channel);
+        return subscriber.subscribe(...channels);
+      }
       if (!shardedWorks) return Promise.reject(new Error(NO_SHARDED_SUBSCRIBERS));
       // One command per channel: SSUBSCRIBE takes channels of one slot only.
       return Promise.all(channels.map((channel) => subscriber.ssubscribe(channel)));
@@ -240,6 +250,7 @@ function ioredisSubscriber(
     unsubscribe: (channels, sharded) => {
       // Also while (re)connecting: the offline queue sends it after a SUBSCRIBE still queued (one that timed
       // out under load), which would otherwise leave the channel subscribed on that connection for good.
+      if (!sharded) for (const channel of channels) listened.delete(channel);
       if (subscriber.status === 'end') return;
       if (!sharded) subscriber.unsubscribe(...channels).catch(() => undefined);
       else for (const channel of channels) subscriber.sunsubscribe(channel).catch(() => undefined);
