@@ -201,29 +201,8 @@ function ioredisSubscriber(
   deliver: (channel: string, message: string) => void,
   lost: () => void,
 ): SubscriberPort {
-  // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
-  // reconnect) is harmless — unlike lock commands.
-  const options = {
-    enableOfflineQueue: true,
-    lazyConnect: false,
-    disconnectTimeout: 200,
-    // With a retry limit (inherited from the lock client, 0) a second drop would reject a queued SUBSCRIBE.
-    maxRetriesPerRequest: null,
-  };
   const cluster = isClusterClient(client);
-  // A Cluster's duplicate() takes its startup nodes first. Its release announcements go by SPUBLISH to the
-  // slot's shard: sharded subscribers (one connection per primary) hear them there; revocations by PUBLISH.
-  const subscriber = cluster
-    ? ((client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
-        enableOfflineQueue: true,
-        lazyConnect: false,
-        shardedSubscribers: true,
-        // Merged into the cluster's own redisOptions: its password, username and tls stay.
-        redisOptions: { ...(client as unknown as ClusterLike).options.redisOptions, ...options },
-      }) as Redis)
-    : // ioredis' own re-SUBSCRIBE after a reconnect runs with nobody awaiting it (a drop during it rejects
-      // unhandled) and, dropped mid-way, is not tried again: the channels are subscribed again below instead.
-      client.duplicate({ ...options, autoResubscribe: false });
+  const subscriber = duplicateSubscriber(client, cluster);
   // An ioredis without the option ignores it and has no group of sharded subscribers.
   const shardedWorks =
     cluster && (subscriber as { shardedSubscribers?: unknown }).shardedSubscribers !== undefined;
@@ -260,4 +239,30 @@ function ioredisSubscriber(
       return ended(subscriber);
     },
   };
+}
+
+/** The subscriber connection of `client`: a duplicate with the options a subscriber needs. */
+function duplicateSubscriber(client: Redis, cluster: boolean): Redis {
+  // Subscriptions are idempotent, so queueing them while connecting (and replaying them after a
+  // reconnect) is harmless — unlike lock commands.
+  const options = {
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    disconnectTimeout: 200,
+    // With a retry limit (inherited from the lock client, 0) a second drop would reject a queued SUBSCRIBE.
+    maxRetriesPerRequest: null,
+  };
+  // A Cluster's duplicate() takes its startup nodes first. Its release announcements go by SPUBLISH to the
+  // slot's shard: sharded subscribers (one connection per primary) hear them there; revocations by PUBLISH.
+  return cluster
+    ? ((client as unknown as { duplicate(nodes: unknown[], options: object): Redis }).duplicate([], {
+        enableOfflineQueue: true,
+        lazyConnect: false,
+        shardedSubscribers: true,
+        // Merged into the cluster's own redisOptions: its password, username and tls stay.
+        redisOptions: { ...(client as unknown as ClusterLike).options.redisOptions, ...options },
+      }) as Redis)
+    : // ioredis' own re-SUBSCRIBE after a reconnect runs with nobody awaiting it (a drop during it rejects
+      // unhandled) and, dropped mid-way, is not tried again: ioredisSubscriber subscribes again on each 'ready'.
+      client.duplicate({ ...options, autoResubscribe: false });
 }
