@@ -104,7 +104,7 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
       "clients of the app's own kind), `current()` outside is undefined, two concurrent `@Locked` calls on one " +
       'key do not overlap, `using()` (with fencing) returns with `current()` = its lock and a fencing token. ' +
       'The nodes are passed as the app has them: with ioredis, `redis://` URLs (the library creates its ioredis ' +
-      'clients); with node-redis (`redis` 4 or 5), `createClient({ url })` clients left unconnected (the module ' +
+      'clients); with node-redis (`redis` 4, 5 or 6), `createClient({ url })` clients left unconnected (the module ' +
       'connects them; the app closes them after `app.close()`); with iovalkey, `new Valkey(url)` clients. The ' +
       'node-redis and iovalkey apps have no ioredis installed, and check that the library cannot resolve it. ' +
       'App sources: compat/app/src with compat/app/clients/<client>.ts as src/clients.ts, compiled by tsc ' +

@@ -9,8 +9,8 @@
  * The clients, and how the app passes its nodes (compat/app/clients/<family>.ts, copied as src/clients.ts):
  *
  *   ioredis5, ioredis6  `redis://` URLs (the library creates ioredis clients)
- *   redis4, redis5      node-redis `createClient({ url })` clients, unconnected (the module connects them); no
- *                       ioredis installed, and the app checks the library cannot resolve it
+ *   redis4, redis5,     node-redis `createClient({ url })` clients, unconnected (the module connects them); no
+ *   redis6              ioredis installed, and the app checks the library cannot resolve it
  *   iovalkey            `new Valkey(url)` clients; no ioredis installed
  *
  * Each app format gets one directory per client family (ioredis, redis, iovalkey), so the node-redis and
@@ -21,7 +21,7 @@
  * `skipLibCheck: true`) are reported but do not decide the exit code.
  *
  * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all),
- * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as before,
+ * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,redis6,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as before,
  * means ioredis5,ioredis6), COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp
  * directory.
  */
@@ -69,6 +69,14 @@ const CLIENTS: readonly ClientChoice[] = [
     id: 'redis5',
     family: 'redis',
     spec: 'redis@5',
+    pkg: 'redis',
+    name: 'node-redis',
+    passedAs: '`createClient({ url })`',
+  },
+  {
+    id: 'redis6',
+    family: 'redis',
+    spec: 'redis@6',
     pkg: 'redis',
     name: 'node-redis',
     passedAs: '`createClient({ url })`',

@@ -14,7 +14,7 @@ import {
 /**
  * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis (or
  * iovalkey) client or `Cluster` (a whole Redis Cluster as one node), a node-redis client from `createClient()`
- * or cluster from `createCluster()` (package `redis` 4 or 5), or any {@link LockNode}. Clients passed in are
+ * or cluster from `createCluster()` (package `redis` 4, 5 or 6), or any {@link LockNode}. Clients passed in are
  * never closed by the library.
  */
 export type NodeSpec =

@@ -11,7 +11,7 @@ import {
 import type { LuaScript, ScriptCall } from '../scripts';
 
 /**
- * What this adapter uses of a node-redis (`redis` 4 or 5) client, typed here so that the package never loads
+ * What this adapter uses of a node-redis (`redis` 4, 5 or 6) client, typed here so that the package never loads
  * `redis` itself (an optional peer: only the application's own client is used).
  */
 export interface NodeRedisClientLike {
