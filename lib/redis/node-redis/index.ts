@@ -4,3 +4,4 @@
  */
 export { NodeRedisLockNode, isNodeRedisClient } from './node-redis-node';
 export type { NodeRedisClientLike, NodeRedisClusterLike } from './node-redis-node';
+export type { NodeRedisSentinelLike } from './node-redis-sentinel';
