@@ -95,7 +95,12 @@ export class NodeRedisNotConnectedError extends Error {
 export class NodeRedisLockNode extends ScriptLockNode {
   readonly name: string;
   readonly ordered = false;
-  private readonly onReady = () => this.learnRunId();
+  private readonly onReady = () => {
+    this.readySeen = true;
+    this.learnRunId();
+  };
+  /** A 'ready' event came: node-redis 5's sentinel emits none (no 'ready', 'reconnecting' or 'end'). */
+  private readySeen = false;
   private readonly onGone = () => this.forgetRunId();
 
   /**
@@ -220,6 +225,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
         () => new NodeRedisNotConnectedError(`${this.name} (after ${timeout} ms)`),
       );
       // The 'ready' listener (constructor) has started reading the run_id: `learning` waits for it.
+      if (!this.readySeen) this.learnRunId();
     }
     await this.learning;
   }
