@@ -56,8 +56,8 @@ interface Compiled {
 }
 
 /**
- * Compiles the app with its own tsc (or `tsc`, another TypeScript's), with skipLibCheck off: the library's d.ts are type-checked too
- * (`skipLibCheck: true`, the Nest CLI's default, only for a diagnostic row).
+ * Compiles the app with its own tsc (or `tsc`, another TypeScript's), with skipLibCheck off: the library's d.ts
+ * are type-checked too (`skipLibCheck: true`, the Nest CLI's default, only for a diagnostic row).
  */
 export async function compileApp(
   dir: string,

@@ -25,10 +25,9 @@
  * app's node_modules), and the app compiled by TypeScript 7's native tsc (library d.ts checked) and run on Node.
  *
  * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all),
- * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,redis6,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as before,
- * means ioredis5,ioredis6), COMPAT_TOOLCHAINS=bun,deno,ts7 (default: all; `none` for none),
- * COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp
- * directory.
+ * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,redis6,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as
+ * before, means ioredis5,ioredis6), COMPAT_TOOLCHAINS=bun,deno,ts7 (default: all; `none` for none),
+ * COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp directory.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';

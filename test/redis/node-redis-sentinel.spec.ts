@@ -17,7 +17,7 @@ const VERSIONS = [
  * `isReadonly` flag first, so it is driven as a sentinel, not as a client — every command on the current
  * primary, its subscriber a `duplicate()` sentinel — against a real redis-sentinel, across a failover.
  */
-describe('node-redis createSentinel() as a node (a primary + replica behind redis-sentinel, plus 2 plain nodes)', () => {
+describe('node-redis createSentinel() as a node (primary + replica behind a sentinel, 2 plain nodes)', () => {
   let set: SentinelSet;
   let plain: RedisNodes;
   const opened: Sentinel[] = [];
@@ -50,7 +50,7 @@ describe('node-redis createSentinel() as a node (a primary + replica behind redi
     });
 
   it.each(VERSIONS)(
-    '%s: connected by redlock.connect(); acquire with fencing on the primary, a waiter woken by the release, inspect, holders',
+    '%s: connected by redlock.connect(); fencing on the primary, inspect, holders, a waiter subscribed there',
     async (_, major) => {
       await set.primary.flushAll();
       const sentinel = sentinelFrom(major);
@@ -74,8 +74,9 @@ describe('node-redis createSentinel() as a node (a primary + replica behind redi
         expect(inspected.nodes[0]).toMatchObject({ node: redlock.nodes[0].name });
         expect((await redlock.holders({ prefix: 'nrs:' })).map((held) => held.resource)).toEqual(['nrs:1']);
 
-        // A waiter listens on the primary for the release announcement (its subscriber a duplicate() sentinel). The release
-        // is decided at quorum: its settled count says the sentinel's primary released it too.
+        // A waiter listens on the primary for the release announcement (node-redis 6: a duplicate() sentinel;
+        // 5: the sentinel's own pub/sub connection). The release is decided at quorum: its settled count says
+        // the sentinel's primary released it too.
         const waiter = redlock.acquire('nrs:1', { wait: 20_000 });
         const admin = set.primary.nodes[0].redis();
         try {

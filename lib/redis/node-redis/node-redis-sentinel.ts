@@ -36,7 +36,7 @@ export function isNodeRedisSentinel(value: object): value is NodeRedisSentinelLi
 /**
  * The sentinel seen as a plain client: every command goes to the current primary (`isReadonly` false, never a
  * replica), and `duplicate()` is a sentinel again (its subscriptions follow the primary too). node-redis' own
- * `execute` re-sends a command once to the new primary when the old one answers READONLY or drops: what a
+ * `execute` re-sends a command to the new primary when the old one answers READONLY or drops: what a
  * sentinel-managed node is, and an answer that comes late is undone as for any node-redis client.
  */
 export function sentinelAsClient(sentinel: NodeRedisSentinelLike): NodeRedisClientLike {
@@ -115,7 +115,7 @@ function sharedSubscriber(sentinel: NodeRedisSentinelLike, ready: Promise<void>)
   };
 }
 
-/** `node-redis sentinel`, and the primary it reports once connected. */
+/** `node-redis sentinel`, and the primary it reported when the node was made (if it was connected then). */
 export function describeSentinel(sentinel: NodeRedisSentinelLike): string {
   const master = sentinel.getMasterNode();
   return master ? `node-redis sentinel (primary ${master.host}:${master.port})` : 'node-redis sentinel';
