@@ -101,8 +101,8 @@ describe('node-redis createSentinel() as a node (primary + replica behind a sent
     },
   );
 
-  it('node-redis 6: locks land on the new primary after a failover', async () => {
-    const sentinel = sentinelFrom(6);
+  it.each(VERSIONS)('%s: locks land on the new primary after a failover', async (_, major) => {
+    const sentinel = sentinelFrom(major);
     await sentinel.connect();
     const redlock = redlockOver(sentinel);
     try {
