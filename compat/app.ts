@@ -56,12 +56,15 @@ interface Compiled {
 }
 
 /**
- * Compiles the app with its own tsc, with skipLibCheck off: the library's d.ts are type-checked too
- * (`skipLibCheck: true`, the Nest CLI's default, only for a diagnostic row).
+ * Compiles the app with its own tsc (or `tsc`, another TypeScript's), with skipLibCheck off: the library's d.ts
+ * are type-checked too (`skipLibCheck: true`, the Nest CLI's default, only for a diagnostic row).
  */
-export async function compileApp(dir: string, skipLibCheck = false): Promise<Compiled> {
+export async function compileApp(
+  dir: string,
+  skipLibCheck = false,
+  tsc = path.join(dir, 'node_modules', '.bin', 'tsc'),
+): Promise<Compiled> {
   fs.rmSync(path.join(dir, 'dist'), { recursive: true, force: true });
-  const tsc = path.join(dir, 'node_modules', '.bin', 'tsc');
   const args = ['-p', 'tsconfig.json', '--skipLibCheck', String(skipLibCheck), '--pretty', 'false'];
   const ran = await run(tsc, args, {
     cwd: dir,
@@ -80,13 +83,20 @@ export interface AppRun {
   readonly result?: AppResult;
 }
 
+/** What runs the compiled app: this Node (the default), or another runtime's command and its arguments. */
+export interface Runtime {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
 /** Runs the compiled app against the nodes and reads its result line. */
 export async function runApp(
   dir: string,
   urls: readonly string[],
   nodeArgs: readonly string[],
+  runtime: Runtime = { command: process.execPath, args: [] },
 ): Promise<AppRun> {
-  const ran = await run(process.execPath, [...nodeArgs, 'dist/main.js'], {
+  const ran = await run(runtime.command, [...runtime.args, ...nodeArgs, 'dist/main.js'], {
     cwd: dir,
     env: { COMPAT_REDIS_URLS: urls.join(','), NODE_OPTIONS: '' },
     timeoutMs: 60_000,

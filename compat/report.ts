@@ -3,6 +3,8 @@ export interface AppResult {
   readonly ok: boolean;
   readonly stage: string;
   readonly node: string;
+  /** `node 20.20.2`, `bun 1.4.5` or `deno 2.9.6`: what ran the app. */
+  readonly runtime?: string;
   readonly format: 'esm' | 'commonjs';
   readonly versions: Record<string, string>;
   readonly checks: Record<string, boolean>;
@@ -104,11 +106,19 @@ export function markdown(env: Environment, rows: readonly Row[], diagnostics: re
       "clients of the app's own kind), `current()` outside is undefined, two concurrent `@Locked` calls on one " +
       'key do not overlap, `using()` (with fencing) returns with `current()` = its lock and a fencing token. ' +
       'The nodes are passed as the app has them: with ioredis, `redis://` URLs (the library creates its ioredis ' +
-      'clients); with node-redis (`redis` 4 or 5), `createClient({ url })` clients left unconnected (the module ' +
+      'clients); with node-redis (`redis` 4, 5 or 6), `createClient({ url })` clients left unconnected (the module ' +
       'connects them; the app closes them after `app.close()`); with iovalkey, `new Valkey(url)` clients. The ' +
       'node-redis and iovalkey apps have no ioredis installed, and check that the library cannot resolve it. ' +
       'App sources: compat/app/src with compat/app/clients/<client>.ts as src/clients.ts, compiled by tsc ' +
       '(`module: nodenext`, experimentalDecorators, emitDecoratorMetadata, skipLibCheck off).',
+    '',
+    'Rows whose app names a runtime or a compiler are the same app directory again, after its last client, ' +
+      'with tools installed from npm beside the apps (compat/toolchains.ts): `run by Bun` and `run by Deno` run ' +
+      "the app's own tsc output (the CommonJS or ESM Nest app, not only the core) with `bun dist/main.js` and " +
+      "`deno run -A dist/main.js` (Deno reading the app's node_modules), and the row fails unless the app " +
+      'reports that runtime (`process.versions.bun` / `.deno`); `tsc 7.x` compiles the app with TypeScript 7 ' +
+      "(`typescript@7`, whose `tsc` is the native compiler), type-checking the library's published d.ts " +
+      '(skipLibCheck off), and runs it on Node. They count like the other rows.',
     '',
     ...matrix(rows),
     '',

@@ -9,8 +9,8 @@
  * The clients, and how the app passes its nodes (compat/app/clients/<family>.ts, copied as src/clients.ts):
  *
  *   ioredis5, ioredis6  `redis://` URLs (the library creates ioredis clients)
- *   redis4, redis5      node-redis `createClient({ url })` clients, unconnected (the module connects them); no
- *                       ioredis installed, and the app checks the library cannot resolve it
+ *   redis4, redis5,     node-redis `createClient({ url })` clients, unconnected (the module connects them); no
+ *   redis6              ioredis installed, and the app checks the library cannot resolve it
  *   iovalkey            `new Valkey(url)` clients; no ioredis installed
  *
  * Each app format gets one directory per client family (ioredis, redis, iovalkey), so the node-redis and
@@ -20,20 +20,35 @@
  * NestJS 12 ESM app with ioredis; and, for a combination whose tsc failed, the same app compiled with
  * `skipLibCheck: true`) are reported but do not decide the exit code.
  *
+ * After each app directory's last client, its toolchain rows (compat/toolchains.ts; counted like the others):
+ * the app's tsc 5.9 output run by Bun (`bun dist/main.js`) and by Deno (`deno run -A dist/main.js`, with the
+ * app's node_modules), and the app compiled by TypeScript 7's native tsc (library d.ts checked) and run on Node.
+ *
  * Environment: COMPAT_VARIANTS=nest12-esm,nest12-cjs,nest11-cjs (default: all),
- * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as before,
- * means ioredis5,ioredis6), COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp
- * directory.
+ * COMPAT_CLIENTS=ioredis5,ioredis6,redis4,redis5,redis6,iovalkey (default: all; COMPAT_IOREDIS=5,6 alone, as
+ * before, means ioredis5,ioredis6), COMPAT_TOOLCHAINS=bun,deno,ts7 (default: all; `none` for none),
+ * COMPAT_DIAGNOSTICS=0 to skip the diagnostics, COMPAT_KEEP=1 to keep the temp directory.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startRedisNodes } from '../test/support';
 import type { RedisNodes } from '../test/support';
-import { AppVariant, ClientFamily, compileApp, explain, npmInstall, prepareApp, runApp } from './app';
+import {
+  AppRun,
+  AppVariant,
+  ClientFamily,
+  Runtime,
+  compileApp,
+  explain,
+  npmInstall,
+  prepareApp,
+  runApp,
+} from './app';
 import { packEsmPrototype } from './esm-prototype';
 import { failure, killRunning, run } from './proc';
 import { Environment, Row, markdown, textTable } from './report';
+import { TOOL_SPECS, Tools, installTools } from './toolchains';
 
 const REPO = path.resolve(__dirname, '..');
 const RESULTS = path.join(__dirname, 'results.md');
@@ -74,6 +89,14 @@ const CLIENTS: readonly ClientChoice[] = [
     passedAs: '`createClient({ url })`',
   },
   {
+    id: 'redis6',
+    family: 'redis',
+    spec: 'redis@6',
+    pkg: 'redis',
+    name: 'node-redis',
+    passedAs: '`createClient({ url })`',
+  },
+  {
     id: 'iovalkey',
     family: 'iovalkey',
     spec: 'iovalkey',
@@ -85,6 +108,8 @@ const CLIENTS: readonly ClientChoice[] = [
 
 /** The app's toolchain: the TypeScript the repository uses, Node 20 types. */
 const TOOLCHAIN = ['typescript@~5.9.3', '@types/node@20'];
+/** The other compilers and runtimes (compat/toolchains.ts), each a row per app directory. */
+const TOOLCHAINS = ['bun', 'deno', 'ts7'];
 /** Node without require(esm), as 20.0–20.18 and 22.0–22.11 are. */
 const NO_REQUIRE_ESM = ['--no-experimental-require-module'];
 
@@ -121,6 +146,12 @@ async function main(): Promise<number> {
   const clients = CLIENTS.filter((c) => clientIds.includes(c.id));
   const families = [...new Set(clients.map((c) => c.family))];
   const diagnose = process.env.COMPAT_DIAGNOSTICS !== '0';
+  const toolchains = list(process.env.COMPAT_TOOLCHAINS, TOOLCHAINS).filter((t) => t !== 'none');
+  const unknownTools = toolchains.filter((t) => !TOOLCHAINS.includes(t));
+  if (unknownTools.length > 0) {
+    log(`unknown toolchain(s) ${unknownTools.join(', ')}; known: ${TOOLCHAINS.join(', ')}, none`);
+    return 2;
+  }
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'nestjs-redlock-compat-'));
   tmp = work;
   log(`work directory ${work}`);
@@ -141,6 +172,12 @@ async function main(): Promise<number> {
   nodes = await startRedisNodes(3);
   const urls = nodes.urls;
   const redis = await redisVersion(nodes);
+
+  let tools: Tools | undefined;
+  if (toolchains.length > 0) {
+    log(`npm install ${TOOL_SPECS.join(' ')} (tools)`);
+    tools = await installTools(path.join(work, 'tools'));
+  }
 
   const rows: Row[] = [];
   const diagnostics: Row[] = [];
@@ -193,10 +230,18 @@ async function main(): Promise<number> {
             urls,
             [],
             { ...base, app: `${app}, \`skipLibCheck: true\``, notes: [], expected: 'pass' },
-            true,
+            { skipLibCheck: true },
           );
           log(`diagnostic: ${label}, skipLibCheck on: ${skipped.pass ? 'pass' : `FAIL — ${skipped.reason}`}`);
           diagnostics.push(skipped);
+        }
+      }
+      const last = rows[rows.length - 1];
+      // Before the ESM diagnostics, which install a prototype build over the library.
+      if (installed && last?.pass && tools) {
+        for (const row of await checkToolchains(dir, urls, tools, toolchains, last)) {
+          log(`${row.app} + ${row.client}: ${row.pass ? 'pass' : `FAIL — ${row.reason}`}`);
+          rows.push(row);
         }
       }
       if (diagnose && variant.id === 'nest12-esm' && family === 'ioredis' && installed) {
@@ -229,17 +274,36 @@ async function main(): Promise<number> {
   return failed > 0 || rows.length === 0 ? 1 : 0;
 }
 
+/** How a row builds and runs its app: defaults are the app's own tsc (skipLibCheck off), then this Node. */
+interface How {
+  readonly skipLibCheck?: boolean;
+  /** Another TypeScript's tsc (TypeScript 7's native one). */
+  readonly tsc?: string;
+  /** Run the app's current dist/ as it is (compiled by the row before). */
+  readonly precompiled?: boolean;
+  /** Another runtime (Bun, Deno), and what the app must report as its runtime (`bun `, `deno `). */
+  readonly runtime?: Runtime;
+  readonly runtimeIs?: string;
+  /** What the row checks beyond the app's own checks: put before the reason. */
+  readonly says?: string;
+}
+
 /** Compiles the app in `dir` and runs it; one table row. */
 async function check(
   dir: string,
   urls: readonly string[],
   nodeArgs: readonly string[],
   base: Pick<Row, 'nest' | 'app' | 'client' | 'passedAs' | 'notes' | 'installMs' | 'expected'>,
-  skipLibCheck = false,
+  how: How = {},
 ): Promise<Row> {
   await nodes?.flushAll();
-  const compiled = await compileApp(dir, skipLibCheck);
   const notes = [...base.notes];
+  const says = how.says ? `${how.says}: ` : '';
+  if (how.precompiled) {
+    const app = await runApp(dir, urls, nodeArgs, how.runtime);
+    return verdictRow(app, base, notes, says, how.runtimeIs);
+  }
+  const compiled = await compileApp(dir, how.skipLibCheck, how.tsc);
   if (compiled.others.length > 0) notes.push(`tsc (other packages' d.ts): ${compiled.others[0]}`);
   if (compiled.ours.length > 0 || !fs.existsSync(path.join(dir, 'dist', 'main.js'))) {
     const reason = compiled.ours[0] ?? failure(compiled.ran);
@@ -247,22 +311,98 @@ async function check(
       ...base,
       notes,
       pass: false,
-      reason: `tsc: ${reason}`,
+      reason: `${says}tsc: ${reason}`,
       detail: compiled.ours.join('\n'),
       tscMs: compiled.ran.ms,
     };
   }
-  const app = await runApp(dir, urls, nodeArgs);
+  const app = await runApp(dir, urls, nodeArgs, how.runtime);
+  return { ...verdictRow(app, base, notes, says, how.runtimeIs), tscMs: compiled.ran.ms };
+}
+
+/** A row from the app's run; fails when the app says another runtime than `runtimeIs` ran it. */
+function verdictRow(
+  app: AppRun,
+  base: Pick<Row, 'nest' | 'app' | 'client' | 'passedAs' | 'notes' | 'installMs' | 'expected'>,
+  notes: readonly string[],
+  says: string,
+  runtimeIs: string | undefined,
+): Row {
   const verdict = explain(app);
+  const runtime = app.result?.runtime ?? '?';
+  const wrongRuntime = runtimeIs !== undefined && app.result && !runtime.startsWith(runtimeIs);
   return {
     ...base,
-    pass: verdict.pass,
-    reason: verdict.reason,
+    pass: verdict.pass && !wrongRuntime,
+    reason: wrongRuntime
+      ? `${says}the app reports runtime ${runtime}, not ${runtimeIs.trim()}`
+      : `${says}${verdict.reason}`,
     notes: [...notes, ...verdict.notes],
     detail: verdict.detail,
-    tscMs: compiled.ran.ms,
     runMs: app.ran.ms,
   };
+}
+
+/**
+ * The rows of the other toolchains for one app directory, whose last row (`last`) passed: the app's own tsc
+ * output run by Bun and by Deno, then the app compiled by TypeScript 7's tsc and run on Node.
+ */
+async function checkToolchains(
+  dir: string,
+  urls: readonly string[],
+  tools: Tools,
+  wanted: readonly string[],
+  last: Row,
+): Promise<Row[]> {
+  const base = { nest: last.nest, client: last.client, passedAs: last.passedAs, notes: [] };
+  const tsc = `tsc ${versionIn(dir, 'typescript') ?? '?'}`;
+  const missing = (what: string) => `install: ${what} did not install or start — ${failure(tools.ran)}`;
+  const rows: Row[] = [];
+  for (const [id, label] of [
+    ['bun', 'Bun'],
+    ['deno', 'Deno'],
+  ] as const) {
+    if (!wanted.includes(id)) continue;
+    const runtime = tools[id];
+    if (!runtime) {
+      rows.push({ ...base, app: `${last.app}, ${label}`, pass: false, reason: missing(id) });
+      continue;
+    }
+    const command = [id, ...runtime.args, 'dist/main.js'].join(' ');
+    rows.push(
+      await check(
+        dir,
+        urls,
+        [],
+        { ...base, app: `${last.app}, run by ${label} ${runtime.version}` },
+        {
+          precompiled: true,
+          runtime,
+          runtimeIs: `${id} `,
+          says: `the app's ${tsc} output run by \`${command}\``,
+        },
+      ),
+    );
+  }
+  if (wanted.includes('ts7')) {
+    if (!tools.tsc7) {
+      rows.push({ ...base, app: `${last.app}, TypeScript 7`, pass: false, reason: missing('typescript@7') });
+    } else {
+      const says =
+        `compiled by TypeScript ${tools.tsc7.version}'s native tsc (\`typescript@7\`): app and the library's ` +
+        'd.ts type-checked (skipLibCheck off), emitted, run on Node';
+      rows.push(
+        await check(
+          dir,
+          urls,
+          [],
+          { ...base, app: `${last.app}, tsc ${tools.tsc7.version}` },
+          { tsc: tools.tsc7.path, says },
+        ),
+      );
+    }
+  }
+  return rows;
 }
 
 /**

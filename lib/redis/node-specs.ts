@@ -8,13 +8,15 @@ import {
   NodeRedisClientLike,
   NodeRedisClusterLike,
   NodeRedisLockNode,
+  NodeRedisSentinelLike,
   isNodeRedisClient,
 } from './node-redis';
 
 /**
  * How to reach one node: a connection string (`redis://host:port`), ioredis options, a ready ioredis (or
  * iovalkey) client or `Cluster` (a whole Redis Cluster as one node), a node-redis client from `createClient()`
- * or cluster from `createCluster()` (package `redis` 4 or 5), or any {@link LockNode}. Clients passed in are
+ * or cluster from `createCluster()` (package `redis` 4, 5 or 6), a node-redis sentinel from `createSentinel()`
+ * (its current primary, followed across failovers), or any {@link LockNode}. Clients passed in are
  * never closed by the library.
  */
 export type NodeSpec =
@@ -24,6 +26,7 @@ export type NodeSpec =
   | NodeRedisClientOptions
   | NodeRedisClientLike
   | NodeRedisClusterLike
+  | NodeRedisSentinelLike
   | LockNode;
 
 /**

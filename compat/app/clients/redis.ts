@@ -1,5 +1,5 @@
 /**
- * The app's nodes as node-redis users pass them: `createClient({ url })` clients (package `redis` 4 or 5),
+ * The app's nodes as node-redis users pass them: `createClient({ url })` clients (package `redis` 4, 5 or 6),
  * left unconnected — RedlockModule connects them at start-up and never closes them, so the app closes them
  * after `app.close()`. No ioredis is installed in this app. Copied to src/clients.ts by compat/app.ts.
  */

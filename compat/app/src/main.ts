@@ -48,6 +48,12 @@ function report(ok: boolean, stage: string, error?: unknown): void {
     ok,
     stage,
     node: process.version,
+    // Bun and Deno report a Node version too: this says which runtime really ran the app.
+    runtime: process.versions.bun
+      ? `bun ${process.versions.bun}`
+      : process.versions.deno
+        ? `deno ${process.versions.deno}`
+        : `node ${process.versions.node}`,
     format: typeof require === 'function' ? 'commonjs' : 'esm',
     versions: {
       '@nestjs/common': versionOf('@nestjs/common'),

@@ -9,9 +9,15 @@ import {
   ScriptLockNode,
 } from '../script-node';
 import type { LuaScript, ScriptCall } from '../scripts';
+import {
+  NodeRedisSentinelLike,
+  describeSentinel,
+  isNodeRedisSentinel,
+  sentinelAsClient,
+} from './node-redis-sentinel';
 
 /**
- * What this adapter uses of a node-redis (`redis` 4 or 5) client, typed here so that the package never loads
+ * What this adapter uses of a node-redis (`redis` 4, 5 or 6) client, typed here so that the package never loads
  * `redis` itself (an optional peer: only the application's own client is used).
  */
 export interface NodeRedisClientLike {
@@ -22,7 +28,7 @@ export interface NodeRedisClientLike {
   connect(): Promise<unknown>;
   duplicate(overrides?: object): NodeRedisClientLike;
   subscribe(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channels: string[]): Promise<unknown>;
+  unsubscribe(channels: string[], listener?: (message: string, channel: string) => void): Promise<unknown>;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   off?(event: string, listener: (...args: unknown[]) => void): unknown;
   removeListener(event: string, listener: (...args: unknown[]) => void): unknown;
@@ -49,8 +55,13 @@ export interface NodeRedisClusterLike extends Omit<NodeRedisClientLike, 'sendCom
   sUnsubscribe?(channels: string[]): Promise<unknown>;
 }
 
-/** A node-redis client or cluster (duck-typed: `isOpen` and `sendCommand`, which ioredis clients lack). */
-export function isNodeRedisClient(value: object): value is NodeRedisClientLike | NodeRedisClusterLike {
+/**
+ * A node-redis client, cluster or sentinel (duck-typed: `isOpen` and `sendCommand`, which ioredis clients
+ * lack).
+ */
+export function isNodeRedisClient(
+  value: object,
+): value is NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike {
   const candidate = value as Partial<NodeRedisClientLike>;
   return typeof candidate.isOpen === 'boolean' && typeof candidate.sendCommand === 'function';
 }
@@ -73,7 +84,7 @@ export class NodeRedisNotConnectedError extends Error {
 }
 
 /**
- * A {@link LockNode} over a node-redis client or cluster passed in by the application (docs/DESIGN.md §3, §8).
+ * A {@link LockNode} over a node-redis client, cluster or sentinel (its current primary) passed in by the application (docs/DESIGN.md §3, §8).
  * Scripts go by SHA (`EVALSHA`) and are re-sent in full after NOSCRIPT; node-redis writes the commands of one
  * event-loop turn together, so no batcher of ours is needed. Commands are sent only while the client is
  * ready: one issued while reconnecting would wait in node-redis' offline queue and be replayed onto a server
@@ -84,23 +95,35 @@ export class NodeRedisNotConnectedError extends Error {
 export class NodeRedisLockNode extends ScriptLockNode {
   readonly name: string;
   readonly ordered = false;
-  private readonly onReady = () => this.learnRunId();
+  private readonly onReady = () => {
+    this.readySeen = true;
+    this.learnRunId();
+  };
+  /** A 'ready' event came: node-redis 5's sentinel emits none (no 'ready', 'reconnecting' or 'end'). */
+  private readySeen = false;
   private readonly onGone = () => this.forgetRunId();
 
   /**
    * @param owned the library created the client (`client: 'node-redis'`, offline queue off): {@link close}
    *   closes it.
    */
+  /** The client (a sentinel is seen through {@link sentinelAsClient}). */
+  readonly client: NodeRedisClientLike | NodeRedisClusterLike;
+  /** The node is a sentinel's primary: its name is not a `host:port` to explain cluster replies with. */
+  private readonly sentinel: boolean;
+
   constructor(
-    readonly client: NodeRedisClientLike | NodeRedisClusterLike,
+    client: NodeRedisClientLike | NodeRedisClusterLike | NodeRedisSentinelLike,
     name?: string,
     private readonly owned = false,
   ) {
     super(isNodeRedisCluster(client));
-    this.name = name ?? describeNodeRedis(client);
-    client.on('ready', this.onReady);
-    client.on('reconnecting', this.onGone);
-    client.on('end', this.onGone);
+    this.sentinel = isNodeRedisSentinel(client);
+    this.client = isNodeRedisSentinel(client) ? sentinelAsClient(client) : client;
+    this.name = name ?? (isNodeRedisSentinel(client) ? describeSentinel(client) : describeNodeRedis(client));
+    this.client.on('ready', this.onReady);
+    this.client.on('reconnecting', this.onGone);
+    this.client.on('end', this.onGone);
     if (this.isReady()) this.learnRunId();
   }
 
@@ -135,7 +158,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
 
   /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
   private explained(error: unknown): unknown {
-    if (this.cluster) return error;
+    if (this.cluster || this.sentinel) return error;
     const [host, port] = this.name.split(':');
     return explainClusterReply({ host, port: Number(port) }, error, 'node-redis');
   }
@@ -202,6 +225,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
         () => new NodeRedisNotConnectedError(`${this.name} (after ${timeout} ms)`),
       );
       // The 'ready' listener (constructor) has started reading the run_id: `learning` waits for it.
+      if (!this.readySeen) this.learnRunId();
     }
     await this.learning;
   }
