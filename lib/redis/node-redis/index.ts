@@ -3,5 +3,5 @@
  * library creates.
  */
 export { NodeRedisLockNode, isNodeRedisClient } from './node-redis-node';
-export type { NodeRedisClientLike, NodeRedisClusterLike } from './node-redis-node';
+export type { NodeRedisClientLike, NodeRedisClusterLike } from './node-redis-client';
 export type { NodeRedisSentinelLike } from './node-redis-sentinel';

@@ -1,4 +1,4 @@
-import type { NodeRedisClientLike } from './node-redis-node';
+import type { NodeRedisClientLike } from './node-redis-client';
 
 /** A server node-redis' sentinel reports (`getMasterNode()`, `getSentinelNode()`). */
 interface SentinelReportedNode {

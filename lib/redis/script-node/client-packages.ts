@@ -4,7 +4,7 @@ type IoredisModule = typeof import('ioredis');
 
 /** What the library uses of the `redis` package (node-redis) when it creates clients itself. */
 export interface NodeRedisModule {
-  createClient(options: object): import('../node-redis/node-redis-node').NodeRedisClientLike;
+  createClient(options: object): import('../node-redis/node-redis-client').NodeRedisClientLike;
 }
 
 const loaded = new Map<string, unknown>();
