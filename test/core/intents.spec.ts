@@ -16,11 +16,13 @@ describe('writer intents are taken back when the writer stops waiting (3 real no
 
   it('tryAcquire() and wait 0 on a busy lock write no intent at all', async () => {
     const holder = await redlockOn(redisNodes);
-    const other = await redlockOn(redisNodes, LONG_INTENT);
+    const other = await redlockOn(redisNodes, { ...LONG_INTENT, owner: 'other' });
     const held = await holder.acquire('ti:a');
     expect(await other.tryAcquire('ti:a')).toBeNull();
     await expect(other.acquire('ti:a', { wait: 0 })).rejects.toThrow(/busy|held/i);
-    expect(await intentOf('ti:a')).toEqual([null, null, null]);
+    // None of the other's (the holder's own, from an attempt of its that a loaded machine made late and that its
+    // next one found, is taken back without being waited for: not this test's subject).
+    expect((await intentOf('ti:a')).filter((value) => value?.endsWith(':other'))).toEqual([]);
     // A reader is let in at once once the holder released: nobody is waiting to write.
     await held.release();
     const reader = await other.tryAcquire('ti:a', { mode: 'read' });

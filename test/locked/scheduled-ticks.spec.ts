@@ -23,6 +23,13 @@ const WATCH_MS = 12_000;
 /** A timer may fire this much before its tick and still be for it. */
 const EARLY_MS = 20;
 
+/**
+ * The tick a timer that fired at `firedAt` served: a cron timer fires at most EARLY_MS before its tick and any
+ * time after it (a loaded machine: hundreds of ms), so the tick is the last one at or before firedAt + EARLY_MS.
+ * (Rounding instead gave a timer 500+ ms late to the next tick, which then seemed to run twice.)
+ */
+const tickOf = (firedAt: number) => Math.floor((firedAt + EARLY_MS) / PERIOD) * PERIOD;
+
 interface Run {
   readonly instance: number;
   /** When the instance's timer fired (before its simulated lateness). */
@@ -180,7 +187,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
     const lateness = new Map<number, number>();
     for (const line of lines) {
       if (line.lockedAfter === undefined || line.at === undefined) continue;
-      const tick = Math.round(line.lockedAfter / PERIOD) * PERIOD;
+      const tick = tickOf(line.lockedAfter);
       lateness.set(tick, Math.max(lateness.get(tick) ?? 0, line.at - tick));
     }
     const runs = lines.filter((line) => line.attempt === undefined && line.lockedAfter === undefined);
@@ -192,7 +199,7 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
     const counts = new Map<number, number>();
     for (let tick = from; tick <= to; tick += PERIOD) counts.set(tick, 0);
     for (const run of runs) {
-      const tick = Math.round(run.firedAt / PERIOD) * PERIOD;
+      const tick = tickOf(run.firedAt);
       if (counts.has(tick)) counts.set(tick, counts.get(tick)! + 1);
     }
     return counts;
@@ -230,10 +237,14 @@ describe('scheduled ticks across 3 instances in separate processes (3 real nodes
 
   it('@Cron every second, instant body, three timers firing together: no tick lost to a split vote', async () => {
     const observation = await scenario('cron', 0, true, [0, 0, 0]);
-    const counts = [...runsPerTick(observation).values()];
+    const perTick = runsPerTick(observation);
+    const counts = [...perTick.values()];
     report('cron, instant body, no skew', counts);
     expect(counts.length).toBeGreaterThanOrEqual(10);
-    expect(counts).toEqual(counts.map(() => 1));
+    // As above: a tick whose timers a loaded machine fired past the bound is outside the claim.
+    const withinBound = [...perTick].filter(([tick]) => (observation.lateness.get(tick) ?? 0) <= BOUND);
+    expect(withinBound.length).toBeGreaterThanOrEqual(Math.ceil(counts.length / 2));
+    expect(withinBound.map(([, count]) => count)).toEqual(withinBound.map(() => 1));
     for (const fired of observation.attempts) expect(fired).toBeGreaterThanOrEqual(counts.length - 1);
   });
 
