@@ -28,3 +28,13 @@ export function ended(client: Ending): Promise<void> {
   const end = new Promise<void>((resolve) => client.once!('end', resolve));
   return withTimeout(end, END_WAIT, () => new Error('not ended')).catch(() => undefined);
 }
+
+/**
+ * Before closing a client ourselves: its socket, still in a TLS handshake, may report the server's alert after
+ * ioredis stopped listening to it (an 'error' event nobody listens to is thrown: an uncaught exception, seen
+ * with a rediss:// node that fails verification on a loaded host). Nobody needs that socket's errors any more.
+ */
+export function ignoreLateSocketErrors(client: { stream?: unknown }): void {
+  const stream = client.stream as { on?: (event: 'error', listener: () => void) => unknown } | undefined;
+  if (typeof stream?.on === 'function') stream.on('error', () => undefined);
+}

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { withTimeout } from '../../core';
-import { ended } from './client-end';
+import { ended, ignoreLateSocketErrors } from './client-end';
 
 /**
  * Closes a client the library created: QUIT when the node answers within `timeout` ms, otherwise a plain
@@ -20,6 +20,7 @@ export async function quitClient(client: Redis, timeout: number): Promise<void> 
       if ((client.status as string) === 'end') return endSentinelWatch(client);
     }
   }
+  ignoreLateSocketErrors(client);
   client.disconnect();
   await ended(client);
 }

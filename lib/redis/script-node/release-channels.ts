@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../../core';
 import { isClusterClient } from './cluster-slots';
-import { ended } from './client-end';
+import { ended, ignoreLateSocketErrors } from './client-end';
 import type { NodeChannels } from './script-node';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
@@ -235,6 +235,7 @@ function ioredisSubscriber(
       else for (const channel of channels) subscriber.sunsubscribe(channel).catch(() => undefined);
     },
     close: () => {
+      ignoreLateSocketErrors(subscriber);
       if (subscriber.status !== 'end') subscriber.disconnect();
       return ended(subscriber);
     },
