@@ -114,7 +114,8 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
         scripts
           ? clients[index]
               .evalsha(ACQUIRE_SCRIPT.sha, ...(scriptArgs(key, value, ttl, servers[index]) as [number]))
-              .then((reply) => reply === 1)
+              // A grant is {1, 0, time} (unfenced; the time is the clock-step sample, docs/DESIGN.md §17).
+              .then((reply) => Array.isArray(reply) && reply[0] === 1)
           : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 
       const lock: BenchLock = {
