@@ -299,6 +299,7 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
       nodeTimeout: phase.nodeTimeout,
       wait: phase.acquireWait,
       logger: false,
+      ...(phase.detectClockSteps === undefined ? {} : { detectClockSteps: phase.detectClockSteps }),
     },
     { unsafeSkipValidityCheck: phase.unsafeSkipValidityCheck },
   );

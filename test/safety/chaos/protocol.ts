@@ -47,6 +47,8 @@ export interface ClientPhase {
   readonly readShare?: number;
   /** Resources that are counting semaphores, with their number of permits. */
   readonly permits?: Readonly<Record<string, number>>;
+  /** The Redlock option `detectClockSteps` (unset: the library's default). */
+  readonly detectClockSteps?: boolean;
 }
 
 /** An ACL user on every chaos node with every command but INFO (set up by `ChaosCluster.start`). */

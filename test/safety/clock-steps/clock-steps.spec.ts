@@ -1,0 +1,155 @@
+/**
+ * Chaos with wall-clock steps (issue "clock steps"): five redis-server nodes under the clock shim
+ * (test/support/clock-shim.c), four client processes with ttls of 200–1,000 ms contending for two resources and
+ * writing to the never-faulted fenced store, and a schedule of clock steps on running nodes: a minority (one
+ * node at a time) stepping forward and back by 0.5–3 ttl, and, apart, a majority (three of five together).
+ *
+ * CLOCK_CHAOS_SECONDS=<n> runs each phase n seconds (figures); CHAOS_SEED=<n> replays a seed's schedule.
+ * The full record of every phase is written to $TMPDIR/nestjs-redlock-chaos/seed-<seed>-<phase>.json.
+ */
+import { ClockNodes, NodeClock, checkClockFollows, startClockNodes } from '../../support/clock-shim';
+import { findExclusionViolations } from '../checkers/intervals';
+import { PhaseAnalysis, analyse, intervalsOf } from '../chaos/analysis';
+import { ChaosCluster, PhaseRun } from '../chaos/cluster';
+import { Random, runSeed } from '../chaos/random';
+import { describeOverlaps, saveLog } from '../chaos/report';
+import type { SectionRecord } from '../chaos/protocol';
+import { MAX_TTL, clockPhase } from './clock-phases';
+import { STEP_NOTE, StepPlan, runClockSteps } from './step-scheduler';
+import { staleWritesAccepted } from './stale-writes';
+
+const NODES = 5;
+const CLIENTS = 4;
+const QUORUM = 3;
+const seed = runSeed();
+const longMs = (Number(process.env.CLOCK_CHAOS_SECONDS) || 0) * 1000;
+/** A run: short in `npm test`; a control goes on (up to `max`) until it has found what it looks for. */
+const RUN = longMs > 0 ? { min: longMs, max: longMs } : { min: 2_500, max: 2_500 };
+const CONTROL = longMs > 0 ? { min: longMs, max: longMs } : { min: 2_500, max: 12_000 };
+
+/** One node at a time, forward (or backward) by 0.5–3 ttl, back after 100–600 ms. */
+const minority = (ms: StepPlan['ms']): StepPlan => ({
+  nodes: 1,
+  size: [0.5, 3],
+  hold: [100, 600],
+  backwardFirst: 0.25,
+  ttl: MAX_TTL,
+  ms,
+});
+/** Three of the five nodes together, forward by 0.5–3 ttl, back after 100–600 ms. */
+const majority = (ms: StepPlan['ms']): StepPlan => ({ ...minority(ms), nodes: 3, backwardFirst: 0 });
+
+interface Figures {
+  readonly seconds: number;
+  readonly steps: number;
+  readonly sections: number;
+  readonly failures: number;
+  /** Failed acquisitions whose last attempt had a node refusing (the restart guard or the clock-step check). */
+  readonly refusedAttempts: number;
+  readonly overlaps: number;
+  readonly fencedWrites: number;
+  readonly staleAccepted: number;
+  readonly staleRejected: number;
+}
+
+describe(`clock steps: ${NODES} nodes under a clock shim, ${CLIENTS} client processes (CHAOS_SEED=${seed})`, () => {
+  let cluster: ChaosCluster | undefined;
+  let clocks: NodeClock[] = [];
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    cluster = await ChaosCluster.start(NODES, CLIENTS, async (count, options) => {
+      const started: ClockNodes = await startClockNodes(count, options);
+      clocks = started.clocks;
+      return started.nodes;
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+    console.log([`clock-step chaos, seed ${seed}`, ...lines.map((line) => `  ${line}`)].join('\n'));
+  }, 60_000);
+
+  /** Every node follows its shim (TIME and PTTL, forward and back), or the run would prove nothing: loudly. */
+  async function checkClocks(): Promise<void> {
+    for (const clock of clocks) await checkClockFollows(clock, 2 * MAX_TTL);
+  }
+
+  /** Runs the clients (`detect`: their `detectClockSteps`) under `plan`'s steps; analyses and records it. */
+  async function stepRun(
+    name: string,
+    plan: StepPlan,
+    detect: boolean | undefined,
+    stopWhen?: (sections: SectionRecord[]) => boolean,
+  ): Promise<{ run: PhaseRun; analysis: PhaseAnalysis; figures: Figures }> {
+    const c = cluster!;
+    await checkClocks();
+    // Fresh nodes have uptime 0 and the restart guard (rightly) refuses them: let them age past its window.
+    await c.waitForUptime(Math.ceil(MAX_TTL / 1000) + 1);
+    const random = new Random(seed).fork(name.length);
+    let steps = 0;
+    const run = await c.runPhase(
+      (client) => clockPhase(name, seed, client, detect),
+      async () => {
+        await c.clientsConnected();
+        const done = stopWhen ? () => stopWhen(c.sectionsSoFar()) : undefined;
+        steps = await runClockSteps(c, clocks, random, plan, done);
+      },
+    );
+    for (const clock of clocks) await clock.setOffset(0);
+    const analysis = analyse(run, { nodeCount: NODES, quorum: QUORUM, guardMs: MAX_TTL, clip: true });
+    const figures: Figures = {
+      seconds: Math.round((run.to - run.from) / 100) / 10,
+      steps: run.events.filter((e) => e.note === STEP_NOTE).length,
+      sections: analysis.sections.length,
+      failures: analysis.failures.length,
+      refusedAttempts: analysis.failures.filter((f) => f.votes.split(' ').includes('refused')).length,
+      overlaps: analysis.overlaps.length,
+      fencedWrites: run.fencedWrites,
+      staleAccepted: staleWritesAccepted(analysis.sections).length,
+      staleRejected: run.rejections.length,
+    };
+    expect(figures.steps).toBe(steps);
+    const file = saveLog(seed, run, analysis, { figures });
+    lines.push(`${name}: ${JSON.stringify(figures)}\n    log: ${file}`);
+    return { run, analysis, figures };
+  }
+
+  /** The run happened: clocks stepped, every client held locks and wrote to the store. */
+  function expectExercised(analysis: PhaseAnalysis, figures: Figures): void {
+    expect(analysis.clientLogs).toEqual([]);
+    expect(figures.steps).toBeGreaterThan(0);
+    for (let client = 0; client < CLIENTS; client++) {
+      expect(analysis.sections.filter((s) => s.client === client).length).toBeGreaterThan(0);
+    }
+    expect(figures.fencedWrites).toBeGreaterThan(0);
+  }
+
+  it('minority steps, the library as it is: the checker finds overlapping holders', async () => {
+    const overlapFound = (sections: SectionRecord[]) =>
+      findExclusionViolations(intervalsOf(sections, true)).length > 0;
+    const { run, analysis, figures } = await stepRun(
+      'minority-steps',
+      minority(CONTROL),
+      undefined,
+      overlapFound,
+    );
+    expectExercised(analysis, figures);
+    expect({
+      overlapsFound: figures.overlaps > 0,
+      overlaps: describeOverlaps(analysis.overlaps, run.events, 1),
+    }).toMatchObject({
+      overlapsFound: true,
+    });
+    expect(figures.staleAccepted).toBe(0);
+  }, 90_000);
+
+  it('majority steps: fencing keeps the store safe (0 stale writes accepted, some turned down)', async () => {
+    const { analysis, figures } = await stepRun('majority-steps', majority(CONTROL), undefined, (sections) =>
+      sections.some((s) => s.fenceAccepted === false),
+    );
+    expectExercised(analysis, figures);
+    expect(figures.staleAccepted).toBe(0);
+    expect(figures.staleRejected).toBeGreaterThan(0); // the fencing check was exercised
+  }, 90_000);
+});

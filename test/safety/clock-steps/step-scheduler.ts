@@ -1,0 +1,57 @@
+import type { NodeClock } from '../../support/clock-shim';
+import { delay as sleep } from '../../support/waits';
+import type { ChaosCluster } from '../chaos/cluster';
+import type { Random } from '../chaos/random';
+
+/** A schedule of wall-clock steps on running nodes. */
+export interface StepPlan {
+  /** How many nodes step together: 1 (a minority) or 3 (a majority of five). */
+  readonly nodes: number;
+  /** The size of a step, in multiples of `ttl` (0.5–3). */
+  readonly size: readonly [number, number];
+  /** How long the stepped clocks stay off before they step back, ms. */
+  readonly hold: readonly [number, number];
+  /** The chance that a node steps backward first (and then forward, back to the true time). */
+  readonly backwardFirst: number;
+  /** The longest ttl of the clients. */
+  readonly ttl: number;
+  /** At least `min` ms of steps, then on up to `max` ms until `done()` says the checkers have what they need. */
+  readonly ms: { readonly min: number; readonly max: number };
+}
+
+/** The note of a step in the fault log (`node` and `ms` say which node stepped, how far). */
+export const STEP_NOTE = 'clock step';
+
+/**
+ * Steps clocks one group at a time: waits for a holder to enter (its lock is fresh on the nodes and the others
+ * poll for the resource, so a key that a step expires early is wanted at once), steps `plan.nodes` running
+ * nodes forward (or backward) by 0.5–3 ttl, lets them run off for a while, then steps them back to the true
+ * time. Every step is confirmed on the node (NodeClock) and logged. Returns the number of steps.
+ */
+export async function runClockSteps(
+  cluster: ChaosCluster,
+  clocks: readonly NodeClock[],
+  random: Random,
+  plan: StepPlan,
+  done: () => boolean = () => true,
+): Promise<number> {
+  const start = cluster.now();
+  const nodes = clocks.map((_, i) => i);
+  const elapsed = () => cluster.now() - start;
+  let steps = 0;
+  const step = async (group: readonly number[], ms: number) => {
+    await Promise.all(group.map((node) => clocks[node].step(ms)));
+    for (const node of group) cluster.log('note', { node, ms, note: STEP_NOTE });
+    steps += group.length;
+  };
+  while (elapsed() < plan.ms.min || (!done() && elapsed() < plan.ms.max)) {
+    await cluster.waitForEntry(() => true, plan.ttl);
+    const group = random.sample(nodes, plan.nodes);
+    const size = plan.size[0] + random.next() * (plan.size[1] - plan.size[0]);
+    const ms = Math.round(plan.ttl * size) * (random.chance(plan.backwardFirst) ? -1 : 1);
+    await step(group, ms);
+    await sleep(random.int(plan.hold[0], plan.hold[1])); // the stepped clocks run off: real time is the point
+    await step(group, -ms);
+  }
+  return steps;
+}
