@@ -27,17 +27,27 @@ const longMs = (Number(process.env.CLOCK_CHAOS_SECONDS) || 0) * 1000;
 const RUN = longMs > 0 ? { min: longMs, max: longMs } : { min: 2_500, max: 2_500 };
 const CONTROL = longMs > 0 ? { min: longMs, max: longMs } : { min: 2_500, max: 12_000 };
 
-/** One node at a time, forward (or backward) by 0.5–3 ttl, back after 100–600 ms. */
+/**
+ * One node at a time, forward (or backward first) by 0.5–3 ttl and back after 50–250 ms, one to three nodes in
+ * a row aimed at a holder that entered with most of its ttl left.
+ */
 const minority = (ms: StepPlan['ms']): StepPlan => ({
   nodes: 1,
   size: [0.5, 3],
-  hold: [100, 600],
-  backwardFirst: 0.25,
+  hold: [30, 150],
+  burst: [2, 4],
+  aimRemaining: 0.6 * MAX_TTL,
+  backwardFirst: 0.2,
   ttl: MAX_TTL,
   ms,
 });
-/** Three of the five nodes together, forward by 0.5–3 ttl, back after 100–600 ms. */
-const majority = (ms: StepPlan['ms']): StepPlan => ({ ...minority(ms), nodes: 3, backwardFirst: 0 });
+/** Three of the five nodes together, forward by 0.5–3 ttl and back after 50–250 ms. */
+const majority = (ms: StepPlan['ms']): StepPlan => ({
+  ...minority(ms),
+  nodes: 3,
+  burst: [1, 1],
+  backwardFirst: 0,
+});
 
 interface Figures {
   readonly seconds: number;
@@ -51,6 +61,37 @@ interface Figures {
   readonly staleAccepted: number;
   readonly staleRejected: number;
 }
+
+/** A section for the stale-write checker's negative control. */
+const section = (client: number, start: number, token: number, fenceAccepted: boolean): SectionRecord => ({
+  phase: 'synthetic',
+  client,
+  resource: 'r',
+  style: 'poll',
+  token,
+  acqStart: start,
+  start,
+  end: start + 100,
+  deadline: start + 100,
+  remainingAtStart: 100,
+  attempts: 1,
+  fenceAccepted,
+  lost: false,
+});
+
+describe('stale-write checker', () => {
+  it('finds an older holder’s write accepted after a newer holder’s (tokens out of grant order)', () => {
+    // Client 1 was granted at 50, during client 0's section, with a smaller token; it wrote first.
+    expect(staleWritesAccepted([section(0, 0, 20, true), section(1, 50, 10, true)])).toEqual([
+      section(0, 0, 20, true),
+    ]);
+  });
+
+  it('negative control: tokens in grant order, or the older write turned down, are no stale write accepted', () => {
+    expect(staleWritesAccepted([section(0, 0, 10, true), section(1, 50, 20, true)])).toEqual([]);
+    expect(staleWritesAccepted([section(0, 0, 10, false), section(1, 50, 20, true)])).toEqual([]);
+  });
+});
 
 describe(`clock steps: ${NODES} nodes under a clock shim, ${CLIENTS} client processes (CHAOS_SEED=${seed})`, () => {
   let cluster: ChaosCluster | undefined;

@@ -11,6 +11,10 @@ export interface StepPlan {
   readonly size: readonly [number, number];
   /** How long the stepped clocks stay off before they step back, ms. */
   readonly hold: readonly [number, number];
+  /** Steps of different groups in a row aimed at one holder (each group stepped and back before the next). */
+  readonly burst: readonly [number, number];
+  /** Aim at holders with at least this much validity left when they enter, ms. */
+  readonly aimRemaining: number;
   /** The chance that a node steps backward first (and then forward, back to the true time). */
   readonly backwardFirst: number;
   /** The longest ttl of the clients. */
@@ -24,9 +28,11 @@ export const STEP_NOTE = 'clock step';
 
 /**
  * Steps clocks one group at a time: waits for a holder to enter (its lock is fresh on the nodes and the others
- * poll for the resource, so a key that a step expires early is wanted at once), steps `plan.nodes` running
- * nodes forward (or backward) by 0.5–3 ttl, lets them run off for a while, then steps them back to the true
- * time. Every step is confirmed on the node (NodeClock) and logged. Returns the number of steps.
+ * poll for the resource, so a key that a step expires early is wanted at once), then, a burst of times, steps
+ * `plan.nodes` running nodes (other ones each time) forward (or backward) by 0.5–3 ttl, lets them run off for a
+ * while and steps them back to the true time. A burst of single-node steps takes the holder's keys off one
+ * node after another: never more than one clock off at once, yet a waiter can find a majority free. Every step
+ * is confirmed on the node (NodeClock) and logged. Returns the number of steps.
  */
 export async function runClockSteps(
   cluster: ChaosCluster,
@@ -45,13 +51,18 @@ export async function runClockSteps(
     steps += group.length;
   };
   while (elapsed() < plan.ms.min || (!done() && elapsed() < plan.ms.max)) {
-    await cluster.waitForEntry(() => true, plan.ttl);
-    const group = random.sample(nodes, plan.nodes);
-    const size = plan.size[0] + random.next() * (plan.size[1] - plan.size[0]);
-    const ms = Math.round(plan.ttl * size) * (random.chance(plan.backwardFirst) ? -1 : 1);
-    await step(group, ms);
-    await sleep(random.int(plan.hold[0], plan.hold[1])); // the stepped clocks run off: real time is the point
-    await step(group, -ms);
+    await cluster.waitForEntry((entry) => entry.remaining >= plan.aimRemaining, plan.ttl);
+    let left = [...nodes];
+    for (let burst = random.int(plan.burst[0], plan.burst[1]); burst > 0; burst--) {
+      if (left.length < plan.nodes) left = [...nodes];
+      const group = random.sample(left, plan.nodes);
+      left = left.filter((node) => !group.includes(node));
+      const size = plan.size[0] + random.next() * (plan.size[1] - plan.size[0]);
+      const ms = Math.round(plan.ttl * size) * (random.chance(plan.backwardFirst) ? -1 : 1);
+      await step(group, ms);
+      await sleep(random.int(plan.hold[0], plan.hold[1])); // the stepped clocks run off: real time is the point
+      await step(group, -ms);
+    }
   }
   return steps;
 }
