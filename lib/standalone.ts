@@ -106,5 +106,7 @@ export type { LockHolder, LockInspection, NodeInspection } from './core';
 export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './core';
 /** The result of `Redlock.probe()` / `RedlockService.probe()`, and one node's part of it. */
 export type { HealthReport, NodeHealth } from './core';
+/** A node's clock as an instance sees it (`inspect()`, `probe()`): its last sample's age, the last step seen. */
+export type { NodeClockReport } from './core';
 /** The events of a `Redlock` instance (`redlock.on(...)`) and their payloads. */
 export type { RedlockEventMap, RedlockEventName } from './core';

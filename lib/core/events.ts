@@ -83,6 +83,11 @@ export interface RedlockEventMap {
    * `downFor` ms from that first error to this answer.
    */
   'node-recovered': { node: string; errors: number; downFor: number };
+  /**
+   * A node's wall clock stepped by `step` ms (positive: forward) between two of its answers to this instance
+   * (docs/DESIGN.md §17): its grants do not count for the restart guard's window, as after a restart.
+   */
+  'clock-step': { node: string; step: number };
 }
 
 /** The name of an event of {@link RedlockEventMap}. */
@@ -101,6 +106,7 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'revoked',
   'node-error',
   'node-recovered',
+  'clock-step',
 ]);
 
 /** Refuses an unknown event name (suggesting the near one) and, with `listener`, a non-function. */

@@ -68,5 +68,6 @@ export { describe, formatResources, textHint } from './messages';
 export { MAX_DURATION, durationProblem, validateDuration } from './durations';
 export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './operate';
+export type { NodeClockReport } from './nodes';
 export type { LockHolder, LockInspection, NodeInspection } from './operate';
 export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './operate';

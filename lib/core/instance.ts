@@ -5,7 +5,7 @@ import type { RedlockEvents } from './events';
 import { HeldLockRegistry, type LockHost, Renewals, extendBatch } from './hold';
 import type { Lock, LockOwner, ReleaseResult } from './lock';
 import { describe, workUnprotected } from './messages';
-import { type LockNode, NodeFailures, quorumOf } from './nodes';
+import { type LockNode, NodeClocks, NodeFailures, quorumOf } from './nodes';
 import { type InspectionContext, Revocations } from './operate';
 import type { ResolvedOptions } from './options';
 import { type KeyPlan, LocalQueues, type LockingContext } from './primitives';
@@ -49,6 +49,7 @@ export function acquirePlanOf(
     driftFactor: options.driftFactor,
     events,
     failures: new NodeFailures(events, clock),
+    clocks: options.detectClockSteps ? new NodeClocks(clock, events, options.logger) : undefined,
     retryDelay: options.retryDelay,
     maxRetryDelay: options.maxRetryDelay,
     random: internals.random ?? Math.random,

@@ -360,3 +360,13 @@ export function revoked(reason: string): string {
 export function revocationLine(resource: string, reason: string, deletedOn: number, nodes: number): string {
   return `Revoked the lock on ${JSON.stringify(resource)} (${JSON.stringify(reason)}): deleted on ${deletedOn} of ${nodes} nodes.`;
 }
+
+/** A node's wall clock stepped (docs/DESIGN.md §17). */
+export function clockStepped(node: string, step: number): string {
+  return (
+    `${node}: its wall clock stepped ${step > 0 ? 'forward' : 'back'} by about ${Math.abs(step)} ms between two ` +
+    'of its answers. Redis expires keys by that clock, so locks there may have ended early: its grants do not ' +
+    'count for one restart-guard window. Make NTP slew the clock instead of stepping it (chrony: no makestep ' +
+    'after start-up; ntpd: -x).'
+  );
+}

@@ -242,7 +242,8 @@ export class RedlockCore implements LockOwner {
   async probe(timeout = 1_000): Promise<HealthReport> {
     validateDuration(timeout, 'probe() timeout', 1);
     const window = guardWindowOf(this.options, this.options.ttl);
-    return probeNodes(this.nodes, this.quorum, this.parts.plan.clock, timeout, window);
+    const { clock, clocks } = this.parts.plan;
+    return probeNodes(this.nodes, this.quorum, clock, timeout, window, clocks);
   }
 
   /**

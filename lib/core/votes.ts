@@ -34,6 +34,11 @@ export interface NodeVote {
   readonly restartedAgo?: number;
   /** For `refused`: how much longer this node refuses locks, in ms. */
   readonly guardRemaining?: number;
+  /**
+   * For `refused` after a clock step (docs/DESIGN.md §17): the step of the node's wall clock, in ms (positive:
+   * forward); `restartedAgo` is then how long ago the step was seen.
+   */
+  readonly clockStep?: number;
 }
 
 /** A vote without its node name: what an operation's answer means. */
@@ -59,7 +64,10 @@ export function formatVotes(votes: readonly NodeVote[]): string {
       else if (v.holderTtl !== undefined && v.holderTtl >= 0)
         text += ` (holder expires in ${v.holderTtl} ms)`;
       if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';
-      if (v.restartedAgo !== undefined) {
+      if (v.clockStep !== undefined) {
+        text += ` (its clock stepped ${v.clockStep > 0 ? 'forward' : 'back'} by ${Math.abs(v.clockStep)} ms`;
+        text += ` ${v.restartedAgo ?? 0} ms ago, refuses for ${v.guardRemaining ?? 0} ms more)`;
+      } else if (v.restartedAgo !== undefined) {
         text += ` (restart guard: up ${v.restartedAgo} ms`;
         text += v.guardRemaining !== undefined ? `, refuses for ${v.guardRemaining} ms more)` : ')';
       }
@@ -87,14 +95,16 @@ export function hintsFor(votes: readonly NodeVote[]): string {
       hints.add('A node is out of memory (maxmemory reached): raise maxmemory or free memory on it.');
     }
   }
-  const guarded = votes.filter((vote) => vote.outcome === 'refused').length;
+  const stepped = votes.filter((vote) => vote.clockStep !== undefined).length;
+  const guarded = votes.filter((vote) => vote.outcome === 'refused').length - stepped;
   // A node whose marker holds foreign data is reachable and healthy: its error says what to do instead.
   const failing = votes.some(
     (vote) =>
       vote.outcome === 'timeout' || (vote.outcome === 'error' && vote.error?.name !== 'ForeignDataError'),
   );
   if (guarded > 0) hints.add(guardHint(guarded, votes.length));
-  if (failing || (guarded === 0 && hints.size === 0))
+  if (stepped > 0) hints.add(stepHint(stepped, votes.length));
+  if (failing || (guarded + stepped === 0 && hints.size === 0))
     hints.add('Check that a majority of the Redis nodes is reachable and healthy.');
   return [...hints].join(' ');
 }
@@ -110,5 +120,15 @@ function guardHint(guarded: number, total: number): string {
     'that lost its data must not hand out a lock that another owner may still hold, so it refuses for one ' +
     'window (option restartGuard, by default the largest ttl). This is deliberate; acquire() waits it out when ' +
     'it ends within `wait`. For development and tests with fresh nodes, set restartGuard: false.'
+  );
+}
+
+/** Why a node whose clock stepped refuses for a while, and what to fix on the servers. */
+function stepHint(stepped: number, total: number): string {
+  return (
+    `${stepped} of ${total} nodes granted right after their wall clock stepped: Redis expires keys by that ` +
+    'clock, so locks there may have expired early while another owner still holds them, and their grants do ' +
+    'not count for one restart-guard window (docs/DESIGN.md §17). Run NTP so that it slews the clock instead ' +
+    'of stepping it (chrony: no makestep after start-up; ntpd: -x).'
   );
 }

@@ -7,7 +7,7 @@ import type {
   ReleaseListener,
   RevokeRequest,
 } from '../core';
-import { withTimeout } from '../core';
+import { InvalidArgumentError, describe, withTimeout } from '../core';
 import { ScriptModel } from './script-model';
 
 /** Wall-clock time (`Date.now()`, faked along with the timers by `jest.useFakeTimers()`), as a model clock. */
@@ -32,6 +32,12 @@ export class MemoryNode implements LockNode {
   readonly guardMode = 'uptime' as const;
   private readonly model: ScriptModel;
   private unreachable = false;
+  /** How far {@link stepClock} moved this node's wall clock from `Date.now()`, in ms. */
+  private clockOffset = 0;
+  private readonly wallClock = {
+    now: () => dateClock.now() + this.clockOffset,
+    wallMicros: () => (dateClock.now() + this.clockOffset) * 1000,
+  };
 
   /**
    * @param name how messages name this node.
@@ -43,7 +49,7 @@ export class MemoryNode implements LockNode {
     private readonly restartGuard = false,
   ) {
     this.model = new ScriptModel(
-      dateClock,
+      this.wallClock,
       { name, uptimeGranularity: 1000, infoReadable: true },
       dateClock.wallMicros(),
     );
@@ -91,6 +97,20 @@ export class MemoryNode implements LockNode {
     this.model.crash();
     this.model.restart();
     if (paused) this.model.pause();
+  }
+
+  /**
+   * Steps this node's wall clock by `ms` (positive: forward), as an NTP step, a resumed VM or `date -s` does to
+   * a server: keys expire by that clock (a forward step ends them early) and `TIME` answers with it, so an
+   * instance sees the step and stops counting the node's grants for a while (`detectClockSteps`).
+   */
+  stepClock(ms: number): void {
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+      throw new InvalidArgumentError(
+        `MemoryNode.stepClock(ms): ms must be a finite number, got ${describe(ms)}`,
+      );
+    }
+    this.clockOffset += ms;
   }
 
   /** The value of `key` on this node now, or undefined (for assertions). */

@@ -41,7 +41,8 @@ export class ScriptModel extends ModelServer {
       if (refusal) return refusal;
     }
     const busy = this.readWrite(request);
-    if (busy) return busy;
+    // Grants and busy answers carry the server's TIME in ms, as the script's do (the clock-step check).
+    if (busy) return busy.outcome === 'busy' ? { ...busy, time: this.wallMs() } : busy;
     let token = 0;
     if (request.fenceKeys.length > 0) {
       const micros = this.clock.wallMicros();
@@ -51,7 +52,7 @@ export class ScriptModel extends ModelServer {
         token = Math.max(token, counter);
       }
     }
-    return { outcome: 'acquired', token };
+    return { outcome: 'acquired', token, time: this.wallMs() };
   }
 
   /** FENCE: only while the owner holds every key, raise each counter to at least the token. */

@@ -24,18 +24,26 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
     });
   });
 
+  /** A plausible server time (ms), so each case below breaks only the field it names. */
+  const T = 1_700_000_000_000;
+
   it.each<[string, RespValue]>([
-    ['a token "abc"', [1, 'abc']],
-    ['a token "1e400"', [1, '1e400']],
-    ['a token "1e300"', [1, '1e300']],
-    ['a token beyond 2^53', [1, '99999999999999999']],
-    ['a negative token', [1, '-5']],
-    ['a busy ttl "abc"', [0, 'abc']],
+    ['a token "abc"', [1, 'abc', T]],
+    ['a token "1e400"', [1, '1e400', T]],
+    ['a token "1e300"', [1, '1e300', T]],
+    ['a token beyond 2^53', [1, '99999999999999999', T]],
+    ['a negative token', [1, '-5', T]],
+    ['a token 0 although a token was asked for', [1, 0, T]],
+    ['a busy ttl "abc"', [0, 'abc', T]],
     ['a refused uptime "x"', [2, 'x']],
+    ['a grant without its time', [1, '5']],
+    ['a grant whose time is "soon"', [1, '5', 'soon']],
+    ['a grant whose time is negative', [1, '5', -1]],
+    ['a busy answer whose time is nil', [0, 5, null]],
     ['nil', null],
     ['a one-element array', [1]],
-    ['a three-element array', [1, '5', 6]],
-    ['an unknown code', [7, 1]],
+    ['a four-element array', [1, '5', T, 6]],
+    ['an unknown code', [7, 1, T]],
     ['a plain 1 although a token was asked for', 1],
     ['a string', 'OK'],
   ])(

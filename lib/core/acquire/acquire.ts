@@ -12,7 +12,9 @@ import {
   votesOf,
   type AcquireReply,
   type AcquireRequest,
+  type CountedReply,
   type LockNode,
+  type NodeClocks,
   callNode,
   checkedAcquireReply,
   checkedFlag,
@@ -149,9 +151,9 @@ export async function attemptAcquire(
   claim: OwnerClaim,
   settleFailure = false,
 ): Promise<Attempt> {
-  const { nodes, clock, quorum } = plan;
+  const { nodes, clock, quorum, clocks } = plan;
   const start = clock.now();
-  const result = await askNodes(
+  const result = await askNodes<CountedReply, AcquireReply>(
     plan,
     'acquire',
     (node) => node.acquire(request),
@@ -161,7 +163,7 @@ export async function attemptAcquire(
       settleFailure,
       onLate: (index, answer) => undoLate(nodes[index], answer, request, claim),
     },
-    checkedAcquireReply,
+    clocks ? stepJudge(clocks, start, Math.max(request.guardWindow, request.ttl)) : checkedAcquireReply,
   );
   if (!result.success) {
     return classify(
@@ -246,12 +248,15 @@ function classify(plan: NodeGroup, votes: NodeVote[]): Attempt {
  */
 function undoLate(
   node: LockNode,
-  answer: Answer<AcquireReply>,
+  answer: Answer<CountedReply>,
   request: AcquireRequest,
   claim: OwnerClaim,
 ): void {
   if (node.ordered) return;
-  if (answer.status === 'value' && answer.value.outcome === 'acquired' && claim.abandoned) {
+  // A grant that did not count after a clock step wrote the keys all the same.
+  const wrote =
+    answer.status === 'value' && (answer.value.outcome === 'acquired' || answer.value.outcome === 'stepped');
+  if (wrote && claim.abandoned) {
     callNode(node, 'release', () => node.release(request.keys, request.owner, readersOf(request))).catch(
       () => undefined,
     );
@@ -280,8 +285,21 @@ function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; w
   return waiter ? { wokenByRelease: waiter.wokenByRelease, wokenByTimer: waiter.wokenByTimer } : NO_WAKES;
 }
 
-function isAcquired(reply: AcquireReply): boolean {
+function isAcquired(reply: CountedReply): boolean {
   return reply.outcome === 'acquired';
+}
+
+/**
+ * The check of each answer with clock-step detection (docs/DESIGN.md §17): the node's `TIME` in the answer,
+ * bracketed by `sent` and its receipt, is compared with the node's last sample; a grant within `window` ms of
+ * a step does not count.
+ */
+function stepJudge(
+  clocks: NodeClocks,
+  sent: number,
+  window: number,
+): (node: LockNode, raw: AcquireReply) => CountedReply {
+  return (node, raw) => clocks.judge(node.name, checkedAcquireReply(node, raw), sent, window);
 }
 
 function checkedFence(node: LockNode, written: unknown): boolean {
@@ -292,10 +310,17 @@ function isTrue(value: boolean): boolean {
   return value;
 }
 
-function voteOfReply(reply: AcquireReply, window: number): VoteOutcome {
+function voteOfReply(reply: CountedReply, window: number): VoteOutcome {
   switch (reply.outcome) {
     case 'acquired':
       return ACQUIRED;
+    case 'stepped':
+      return {
+        outcome: 'refused',
+        clockStep: reply.step,
+        restartedAgo: reply.since,
+        guardRemaining: Math.max(0, reply.window - reply.since),
+      };
     case 'busy':
       return reply.readers
         ? { outcome: 'busy', holderTtl: reply.holderTtl, readers: true }

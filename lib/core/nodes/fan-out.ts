@@ -5,6 +5,7 @@ import type { LockNode } from './lock-node';
 import type { VoteOutcome } from '../votes';
 import { describe } from '../messages';
 import { NodeContractError, isThenable } from './node-contract';
+import type { NodeClocks } from './node-clocks';
 import type { NodeFailures, NodeOperation } from './node-failures';
 
 /**
@@ -34,6 +35,8 @@ export interface NodeGroup {
   readonly events: RedlockEvents;
   /** Which nodes are failing: reports each error and the first answer after them. */
   readonly failures: NodeFailures;
+  /** The nodes' clocks as this instance sees them (steps detected), unless `detectClockSteps` is false. */
+  readonly clocks?: NodeClocks;
 }
 
 /** How an operation on a {@link NodeGroup} decides (its clock, timeout and error reporting are the group's). */

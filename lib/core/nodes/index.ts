@@ -17,4 +17,6 @@ export type {
   RevokeRequest,
 } from './lock-node';
 export { NodeFailures } from './node-failures';
+export { CLOCK_DRIFT_RATE, CLOCK_SLACK, NodeClocks } from './node-clocks';
+export type { CountedReply, NodeClockReport, SteppedGrant } from './node-clocks';
 export { NodeContractError, callNode, checkedAcquireReply, checkedCount, checkedFlag } from './node-contract';

@@ -30,13 +30,22 @@ export interface AcquireRequest {
 
 /** What a node answered to an acquire request. */
 export type AcquireReply =
-  /** Every key is now held by the owner; `token` is the raised fence counter (0 without fencing). */
-  | { readonly outcome: 'acquired'; readonly token: number }
+  /**
+   * Every key is now held by the owner; `token` is the raised fence counter (0 without fencing). `time`: the
+   * node's clock (Redis: `TIME`) when it answered, in epoch ms — lets the core see that clock step
+   * (docs/DESIGN.md §17); a node that leaves it out is not checked for steps.
+   */
+  | { readonly outcome: 'acquired'; readonly token: number; readonly time?: number }
   /**
    * Another owner holds a key for `holderTtl` more ms (−1: no expiry, −2: just vanished); `readers`: it is
    * held by readers, the last of whom expires in `holderTtl` ms (a writer's intent now keeps new ones out).
    */
-  | { readonly outcome: 'busy'; readonly holderTtl: number; readonly readers?: boolean }
+  | {
+      readonly outcome: 'busy';
+      readonly holderTtl: number;
+      readonly readers?: boolean;
+      readonly time?: number;
+    }
   /**
    * The node refused: inside the restart-guard window. `uptime`: how long it has been up (precise mode, from
    * INFO) or how long its data has existed (`basis: 'data-age'`, portable mode), in ms.

@@ -50,15 +50,16 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireReply {
   if (node.repliesChecked === true) return reply as AcquireReply;
   const value = reply as Partial<
-    Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers', unknown>
+    Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers' | 'time', unknown>
   > | null;
   const ok =
     typeof value === 'object' &&
     value !== null &&
-    ((value.outcome === 'acquired' && isSafeAtLeast(value.token, 0)) ||
+    ((value.outcome === 'acquired' && isSafeAtLeast(value.token, 0) && isTime(value.time)) ||
       (value.outcome === 'busy' &&
         isSafeAtLeast(value.holderTtl, -2) &&
-        (value.readers === undefined || value.readers === true)) ||
+        (value.readers === undefined || value.readers === true) &&
+        isTime(value.time)) ||
       (value.outcome === 'refused' && isSafeAtLeast(value.uptime, 0)));
   if (!ok) throw new NodeContractError(node.name, 'acquire', `resolved ${showReply(reply)}`);
   return reply as AcquireReply;
@@ -78,6 +79,11 @@ export function checkedCount(node: LockNode, reply: unknown): number {
   if (!isSafeAtLeast(reply, 0))
     throw new NodeContractError(node.name, 'release', `resolved ${showReply(reply)}`);
   return reply as number;
+}
+
+/** An acquire answer's optional `time`: absent, or a node clock in epoch ms. */
+function isTime(value: unknown): boolean {
+  return value === undefined || (typeof value === 'number' && Number.isFinite(value) && value >= 0);
 }
 
 function isSafeAtLeast(value: unknown, min: number): boolean {

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { fanOut, type LockNode, NodeContractError, callNode } from '../nodes';
+import type { NodeClockReport, NodeClocks } from '../nodes';
 import { describe } from '../messages';
 
 /** One node's health, as {@link probeNodes} saw it. */
@@ -13,8 +14,13 @@ export interface NodeHealth {
   readonly error?: string;
   /** Server uptime in ms (whole seconds), when the node reports it. */
   readonly uptime?: number;
-  /** How much longer the restart guard makes this node refuse locks, in ms (0 when it takes part). */
+  /**
+   * How much longer this node refuses locks, in ms (0 when it takes part): the restart guard's window, or the
+   * window after a step of its clock.
+   */
   readonly guardRemaining?: number;
+  /** The node's clock as this instance sees it: the age of its last sample, the last step seen (§17). */
+  readonly clock?: NodeClockReport;
 }
 
 /** The result of a health probe: per-node details and whether a quorum of nodes answered. */
@@ -34,6 +40,7 @@ export async function probeNodes(
   clock: Clock,
   timeout: number,
   guardWindow: number,
+  clocks?: NodeClocks,
 ): Promise<HealthReport> {
   const started = clock.now();
   const latencies: number[] = new Array(nodes.length).fill(NaN);
@@ -53,8 +60,11 @@ export async function probeNodes(
     const node = nodes[index].name;
     if (answer.status === 'value') {
       const uptime = answer.value;
-      const guardRemaining = uptime === undefined ? 0 : Math.max(0, guardWindow - uptime);
-      return { node, up: true, latency: Math.round(latencies[index] * 100) / 100, uptime, guardRemaining };
+      const clock = clocks?.report(node);
+      const stepped = clock?.lastStep ? Math.max(0, guardWindow - clock.lastStep.ago) : 0;
+      const guardRemaining = Math.max(stepped, uptime === undefined ? 0 : Math.max(0, guardWindow - uptime));
+      const latency = Math.round(latencies[index] * 100) / 100;
+      return { node, up: true, latency, uptime, guardRemaining, ...(clock ? { clock } : {}) };
     }
     const error = answer.status === 'error' ? answer.error.message : `no answer within ${timeout} ms`;
     return { node, up: false, error };

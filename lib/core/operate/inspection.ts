@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type NodeGroup, type KeyReading, type LockNode, type NodeReading, callNode } from '../nodes';
+import {
+  type NodeGroup,
+  type KeyReading,
+  type LockNode,
+  type NodeReading,
+  type NodeClockReport,
+  callNode,
+} from '../nodes';
 import { withTimeout } from '../clock';
 import { InvalidArgumentError } from '../errors';
 import { ownerOf } from '../lock';
@@ -45,6 +52,11 @@ export interface NodeInspection {
   readonly permits?: number;
   /** The lock key holds something that is not a lock (data without expiry, another type). */
   readonly foreign?: string;
+  /**
+   * The node's clock as this instance sees it (docs/DESIGN.md §17): how old its last sample is, and the last
+   * step seen. Undefined with `detectClockSteps: false`.
+   */
+  readonly clock?: NodeClockReport;
 }
 
 /** A resource's lock over every node: `inspect()`'s answer. */
@@ -114,8 +126,10 @@ export async function inspectResource(context: InspectionContext, resource: stri
           holders.push({ ...holderOf(slot.value, slot.pttl, 'write'), permit });
       });
     }
+    const clock = group.clocks?.report(node.name);
     const view: NodeInspection = {
       node: node.name,
+      ...(clock ? { clock } : {}),
       holders,
       writerWaiting: intent.type === 'string',
       ...(integerValue(fence) !== undefined ? { fencingToken: integerValue(fence) } : {}),
@@ -141,7 +155,12 @@ export function readAll(group: NodeGroup, keys: readonly string[]): Promise<(Nod
 function readNode(group: NodeGroup, node: LockNode, keys: readonly string[]): Promise<NodeReading> {
   if (!node.inspect)
     return Promise.reject(new Error(`${node.name} cannot be inspected (its LockNode has no inspect())`));
-  return operatorCall(group, node, 'inspect', () => node.inspect!(keys), 'inspection');
+  const sent = group.clock.now();
+  return operatorCall(group, node, 'inspect', () => node.inspect!(keys), 'inspection').then((reading) => {
+    // The reading's TIME is one more sample of the node's clock (docs/DESIGN.md §17).
+    if (group.clocks && Number.isFinite(reading.time)) group.clocks.observe(node.name, reading.time, sent);
+    return reading;
+  });
 }
 
 /**

@@ -51,6 +51,14 @@ export interface RedlockOptions {
    */
   restartGuard?: boolean | number;
   /**
+   * Clock steps (docs/DESIGN.md §17): every acquire answer carries the node's `TIME`; when a node's wall
+   * clock moved further between two of its answers than drift explains (an NTP step, a resumed VM, `date -s`),
+   * its lock keys may have expired early, so its grants do not count for the restart guard's window (with the
+   * guard off: the call's ttl) and a `clock-step` event names the node and the step. Default true; `false`
+   * counts every grant, as before.
+   */
+  detectClockSteps?: boolean;
+  /**
    * Inside `using()` (and `@Locked`), renew the lock while the work runs; when renewal fails, the lock's
    * `signal` aborts. Default true.
    */
@@ -146,6 +154,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   owner: defaultOwnerLabel(),
   fencing: false,
   restartGuard: true as boolean | number,
+  detectClockSteps: true,
   autoExtend: true,
   onLockLost: 'throw' as 'throw' | 'warn',
   client: 'ioredis' as 'ioredis' | 'node-redis',
@@ -163,6 +172,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   );
   const { ttl, driftFactor, nodeTimeout, wait, maxWaiting, retryDelay, maxRetryDelay } = resolved;
   const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner, client } = resolved;
+  const { detectClockSteps } = resolved;
   const defaults = DEFAULT_OPTIONS;
   rules.validateTtl(ttl, 'ttl');
   rules.validateDriftFactor(driftFactor);
@@ -176,6 +186,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   rules.validateBoolean(autoExtend, 'autoExtend', defaults.autoExtend);
   rules.validateOnLockLost(onLockLost, defaults.onLockLost);
   rules.validateRestartGuard(restartGuard);
+  rules.validateBoolean(detectClockSteps, 'detectClockSteps', defaults.detectClockSteps);
   rules.validateKeyPrefix(keyPrefix);
   rules.validateOwnerLabel(owner);
   rules.validateClientKind(client, defaults.client);
@@ -191,6 +202,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     autoExtend,
     onLockLost,
     restartGuard,
+    detectClockSteps,
     keyPrefix,
     owner,
     client,

@@ -120,11 +120,11 @@ end
  */
 const GRANT_READER = `  for i = 1, n do
     if redis.call('EXISTS', KEYS[i]) == 1 then
-      return {0, redis.call('PTTL', KEYS[i])}
+      return {0, redis.call('PTTL', KEYS[i]), now_ms()}
     end
     local intent = redis.call('GET', KEYS[2 * n + i])
     if intent and intent ~= intent_id then
-      return {0, redis.call('PTTL', KEYS[2 * n + i])}
+      return {0, redis.call('PTTL', KEYS[2 * n + i]), now_ms()}
     end
   end
   local nowms = now_ms()
@@ -149,7 +149,7 @@ const GRANT_WRITER = `  for i = 1, n do
       if mode == 'w' and ARGV[10] ~= '0' then
         redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
       end
-      return {0, redis.call('PTTL', KEYS[i])}
+      return {0, redis.call('PTTL', KEYS[i]), now_ms()}
     end
   end
   if mode == 'w' then
@@ -165,7 +165,7 @@ const GRANT_WRITER = `  for i = 1, n do
               redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
             end
           end
-          return {4, math.max(0, tonumber(last[2]) - nowms)}
+          return {4, math.max(0, tonumber(last[2]) - nowms), nowms}
         end
       end
     end
@@ -183,11 +183,12 @@ const GRANT_WRITER = `  for i = 1, n do
 `;
 
 /**
- * ACQUIRE, fencing (docs/DESIGN.md §5): without it the reply is `1`; with it each fence counter becomes
- * max(counter + 1, server time in µs), and the reply carries the largest.
+ * ACQUIRE, the grant's reply: `{1, 0, time}` without fencing; with it each fence counter becomes
+ * max(counter + 1, server time in µs) and the reply is `{1, token, time}` with the largest (docs/DESIGN.md §5).
+ * `time` is the server's clock in ms, for the client's clock-step check (§17).
  */
 const FENCE_TOKEN = `if ARGV[5] ~= '1' then
-  return 1
+  return {1, 0, now_ms()}
 end
 local token = 0
 local now = redis.call('TIME')
@@ -197,7 +198,7 @@ for i = n + rw + 1, 2 * n + rw do
   redis.call('SET', KEYS[i], string.format('%.0f', counter), 'PX', 3600000)
   token = math.max(token, counter)
 end
-return {1, string.format('%.0f', token)}
+return {1, string.format('%.0f', token), math.floor(micros / 1000)}
 `;
 
 /**
@@ -242,10 +243,11 @@ return {1, string.format('%.0f', token)}
  *   intent is set; it is added to the readers set with its own expiry (server TIME + ttl), and the set lives
  *   at least as long as its longest reader. A granted writer clears its own intent.
  *
- * Reply: `1` acquired without fencing (a plain integer is the cheapest reply), `{1, token}` acquired with
- * fencing, `{0, holderPttl}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms}` busy
- * with readers (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused
- * by data age, `{5, key, type}` a marker key holds data that is not the library's.
+ * Reply: `{1, 0, time}` acquired without fencing, `{1, token, time}` acquired with fencing, `{0, holderPttl,
+ * time}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms, time}` busy with readers
+ * (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age,
+ * `{5, key, type}` a marker key holds data that is not the library's. `time`: the server's `TIME` in ms when
+ * it answered (the client's clock-step check, docs/DESIGN.md §17).
  */
 export const ACQUIRE_SCRIPT = script(
   NOW_MS +
@@ -299,49 +301,41 @@ export function acquireCall(
   return { keys: all, args };
 }
 
-const ACQUIRED_UNFENCED: AcquireReply = Object.freeze({ outcome: 'acquired', token: 0 });
-
 /**
- * The acquire script's reply (scripts.ts: `1`, `{1, token}`, `{0, holderPttl}`, `{4, readersMs}`,
+ * The acquire script's reply (`{1, token, time}`, `{0, holderPttl, time}`, `{4, readersMs, time}`,
  * `{2, uptimeMs}`, `{3, dataAgeMs}`), checked field by field: a token that is not a positive safe integer would
- * be written back to honest nodes' fence counters, and a NaN ttl or uptime would end up in waits and messages.
- * `{5, key, type}` (a restart-guard marker holding another application's data) throws ForeignDataError: that
- * node's error vote, naming the key.
+ * be written back to honest nodes' fence counters, and a NaN ttl, uptime or time would end up in waits,
+ * messages and the clock-step check. `{5, key, type}` (a restart-guard marker holding another application's
+ * data) throws ForeignDataError: that node's error vote, naming the key.
  */
 export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): AcquireReply {
   const fail = (problem: string): never => {
     throw new UnexpectedReplyError(node, 'the acquire script', raw, problem);
   };
-  if (raw === 1) return fencing ? fail('a fencing token was asked for and none came') : ACQUIRED_UNFENCED;
-  if (Array.isArray(raw) && raw[0] === 5) throw foreignMarkerOf(node, raw, fail);
-  if (!Array.isArray(raw) || raw.length !== 2) return fail('expected 1 or a pair {code, value}');
-  const [code, value] = raw as unknown[];
-  switch (code) {
-    case 1: {
-      const token = integerOf(value);
-      if (token === undefined || token <= 0) return fail('the fencing token is not a positive safe integer');
-      return { outcome: 'acquired', token };
-    }
-    case 0: {
-      const holderTtl = integerOf(value);
-      if (holderTtl === undefined || holderTtl < -2) return fail("the holder's ttl is not a PTTL reply");
-      return { outcome: 'busy', holderTtl };
-    }
-    case 4: {
-      const holderTtl = integerOf(value);
-      if (holderTtl === undefined || holderTtl < 0)
-        return fail("the readers' ttl is not a whole number of ms ≥ 0");
-      return { outcome: 'busy', holderTtl, readers: true };
-    }
-    case 2:
-    case 3: {
-      const uptime = integerOf(value);
-      if (uptime === undefined || uptime < 0) return fail('the uptime is not a whole number of ms ≥ 0');
-      return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
-    }
-    default:
-      return fail('unknown reply code (expected 0 to 5)');
+  if (!Array.isArray(raw)) return fail('expected an array {code, value, ...}');
+  const code: unknown = raw[0];
+  if (code === 5) throw foreignMarkerOf(node, raw, fail);
+  if (code === 2 || code === 3) {
+    const uptime = raw.length === 2 ? integerOf(raw[1]) : undefined;
+    if (uptime === undefined || uptime < 0) return fail('the uptime is not a whole number of ms ≥ 0');
+    return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
   }
+  if (code !== 0 && code !== 1 && code !== 4) return fail('unknown reply code (expected 0 to 5)');
+  const time = raw.length === 3 ? integerOf(raw[2]) : undefined;
+  if (time === undefined || time < 0)
+    return fail("expected {code, value, time} with the server's time in ms");
+  const value = integerOf(raw[1]);
+  if (code === 1) {
+    if (!fencing) return value === 0 ? { outcome: 'acquired', token: 0, time } : fail('expected token 0');
+    if (value === undefined || value <= 0) return fail('the fencing token is not a positive safe integer');
+    return { outcome: 'acquired', token: value, time };
+  }
+  if (code === 0) {
+    if (value === undefined || value < -2) return fail("the holder's ttl is not a PTTL reply");
+    return { outcome: 'busy', holderTtl: value, time };
+  }
+  if (value === undefined || value < 0) return fail("the readers' ttl is not a whole number of ms ≥ 0");
+  return { outcome: 'busy', holderTtl: value, readers: true, time };
 }
 
 /** `{5, key, type}`: a restart-guard marker key holds data that is not the library's (scripts.ts). */

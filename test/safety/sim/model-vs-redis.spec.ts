@@ -92,6 +92,13 @@ function scoresOf(value: string): Map<string, number> {
   );
 }
 
+/** Whether two acquire answers both carry a server time, the same within {@link TIME_TOLERANCE}. */
+function closeTimes(real: object, model: object): boolean {
+  const r = (real as { time?: unknown }).time;
+  const m = (model as { time?: unknown }).time;
+  return typeof r === 'number' && typeof m === 'number' && Math.abs(r - m) <= TIME_TOLERANCE;
+}
+
 /** Returns every key with its value and PTTL at one instant (a script runs atomically), and the server time. */
 const DUMP = `
 local out = {}
@@ -594,6 +601,8 @@ class Differential {
     if (r.outcome === 'foreign' && m.outcome === 'foreign') {
       if (r.key !== m.key || r.found !== m.found) return problem;
     }
+    // Grants and busy answers carry the server's TIME (the clock-step check): both, within the tolerance.
+    if ((r.outcome === 'acquired' || r.outcome === 'busy') && !closeTimes(r, m)) return problem;
     if (r.outcome === 'acquired' && m.outcome === 'acquired') {
       // Exact: a token drawn from the clock set the model's clock to the script's instant (see apply()).
       if (r.token !== m.token) return problem;
