@@ -17,10 +17,34 @@ export interface StepPlan {
   readonly aimRemaining: number;
   /** The chance that a node steps backward first (and then forward, back to the true time). */
   readonly backwardFirst: number;
+  /**
+   * Step back only once every client's Redlock instance reported the step of every stepped node (its
+   * `clock-step` event), or once `ttl` ms passed (every lock the step could cut short has expired by then): the
+   * steps the detection is documented to see. Otherwise: after `hold`.
+   */
+  readonly returnWhenSeen: boolean;
   /** The longest ttl of the clients. */
   readonly ttl: number;
   /** At least `min` ms of steps, then on up to `max` ms until `done()` says the checkers have what they need. */
   readonly ms: { readonly min: number; readonly max: number };
+}
+
+/**
+ * Resolves once every client reported a step of `sign` on each node of `group` (to be called before the step:
+ * a report of an earlier step back has the other sign, as the plans that wait for it step forward first).
+ */
+function seenByEveryClient(cluster: ChaosCluster, group: readonly number[], sign: number): Promise<void> {
+  const pending = new Set(
+    cluster.clients.flatMap((client) => group.map((node) => `${client.index}/${node}`)),
+  );
+  return new Promise((resolve) => {
+    for (const client of cluster.clients) {
+      client.onClockStep = (node, step) => {
+        if (Math.sign(step) === sign) pending.delete(`${client.index}/${node}`);
+        if (pending.size === 0) resolve();
+      };
+    }
+  });
 }
 
 /** The note of a step in the fault log (`node` and `ms` say which node stepped, how far). */
@@ -59,10 +83,21 @@ export async function runClockSteps(
       left = left.filter((node) => !group.includes(node));
       const size = plan.size[0] + random.next() * (plan.size[1] - plan.size[0]);
       const ms = Math.round(plan.ttl * size) * (random.chance(plan.backwardFirst) ? -1 : 1);
+      const holdMs = random.int(plan.hold[0], plan.hold[1]);
+      const seen = plan.returnWhenSeen ? seenByEveryClient(cluster, group, Math.sign(ms)) : undefined;
       await step(group, ms);
-      await sleep(random.int(plan.hold[0], plan.hold[1])); // the stepped clocks run off: real time is the point
+      // The stepped clocks run off: real time is the point.
+      const held = sleep(plan.returnWhenSeen ? plan.ttl : holdMs);
+      if (seen) {
+        const outcome = await Promise.race([
+          seen.then(() => 'seen by every client'),
+          held.then(() => 'unseen'),
+        ]);
+        cluster.log('note', { note: `${STEP_NOTE} ${outcome}` });
+      } else await held;
       await step(group, -ms);
     }
   }
+  for (const client of cluster.clients) client.onClockStep = undefined;
   return steps;
 }
