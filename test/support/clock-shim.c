@@ -9,7 +9,8 @@
  * calls neither malloc nor dlsym: the clocks are read with raw syscalls (no vDSO: slower, ~0.1 µs, fine for a
  * test), the file with open/read/close syscalls into a stack buffer. It re-reads the file at most once per
  * millisecond of CLOCK_MONOTONIC, so a step written by the test is seen within about a millisecond. Everything
- * it touches is a syscall, the stack or a lock-free atomic: async-signal-safe and thread-safe.
+ * it touches is a syscall, the stack, a lock-free atomic or a static buffer written once (the path, before it is
+ * published): async-signal-safe and thread-safe.
  *
  * Built by test/support/clock-shim.ts: gcc -shared -fPIC -O2 -o clock-shim.so clock-shim.c
  */
@@ -28,8 +29,12 @@ extern char **environ;
 
 static long long offset_ns;      /* the current offset, ns (atomic) */
 static long long next_read_ns;   /* CLOCK_MONOTONIC ns after which the file is read again (atomic) */
-static const char *offset_path;  /* points into the environment block (atomic, set once) */
-static int path_known;           /* 0: not looked up yet, 1: looked up (atomic) */
+/*
+ * The offset file's path, copied out of the environment on first use: redis-server's setproctitle() may write
+ * its title over the original environment block later. path_state: 0 not looked up, 1 being copied, 2 ready.
+ */
+static char offset_path[4096];
+static int path_state;
 
 static long raw_clock(clockid_t id, struct timespec *ts) { return syscall(SYS_clock_gettime, id, ts); }
 
@@ -73,11 +78,17 @@ static void read_offset(void) {
 
 /* The offset to add to the wall clock now, ns. */
 static long long current_offset(void) {
-  if (!__atomic_load_n(&path_known, __ATOMIC_ACQUIRE)) {
-    __atomic_store_n(&offset_path, find_path(), __ATOMIC_RELAXED);
-    __atomic_store_n(&path_known, 1, __ATOMIC_RELEASE);
+  int state = __atomic_load_n(&path_state, __ATOMIC_ACQUIRE);
+  if (state == 0 && __atomic_compare_exchange_n(&path_state, &state, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    const char *found = find_path();
+    size_t i = 0;
+    for (; found && found[i] && i < sizeof offset_path - 1; i++) offset_path[i] = found[i];
+    offset_path[i] = '\0';
+    state = 2;
+    __atomic_store_n(&path_state, state, __ATOMIC_RELEASE);
   }
-  if (!__atomic_load_n(&offset_path, __ATOMIC_RELAXED)) return 0;
+  /* No path (no offset), or another thread is copying it right now (the first calls of a process). */
+  if (state != 2 || !offset_path[0]) return __atomic_load_n(&offset_ns, __ATOMIC_RELAXED);
   struct timespec mono;
   if (raw_clock(CLOCK_MONOTONIC, &mono) == 0) {
     long long now = mono.tv_sec * 1000000000LL + mono.tv_nsec;
