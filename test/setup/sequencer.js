@@ -8,6 +8,7 @@ const Sequencer = require('@jest/test-sequencer').default;
 const LONGEST_FIRST = [
   'test/safety/sim/sim.spec.ts',
   'test/safety/chaos/chaos.spec.ts',
+  'test/safety/clock-steps/clock-steps.spec.ts',
   'test/bench/bench-smoke.spec.ts',
   'test/docs/quick-start.spec.ts',
   'test/locked/scheduled-ticks.spec.ts',

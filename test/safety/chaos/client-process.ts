@@ -55,6 +55,8 @@ export class ClientProcess {
   onSection: ((section: SectionRecord) => void) | undefined;
   /** Called when the client's event loop was held up (its host is starved). */
   onLag: ((t: number, ms: number) => void) | undefined;
+  /** Called when the client's Redlock instance saw a node's wall clock step. */
+  onClockStep: ((node: number, step: number) => void) | undefined;
 
   private constructor(
     readonly index: number,
@@ -115,6 +117,9 @@ export class ClientProcess {
           break;
         case 'lag':
           this.onLag?.(message.t, message.ms);
+          break;
+        case 'clock-step':
+          this.onClockStep?.(message.node, message.step);
           break;
         case 'ready':
           break;

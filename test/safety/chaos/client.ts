@@ -299,10 +299,17 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
       nodeTimeout: phase.nodeTimeout,
       wait: phase.acquireWait,
       logger: false,
+      ...(phase.detectClockSteps === undefined ? {} : { detectClockSteps: phase.detectClockSteps }),
     },
     { unsafeSkipValidityCheck: phase.unsafeSkipValidityCheck },
   );
   const loop = new Loop(phase, redlock, stop);
+  let clockSteps = 0;
+  redlock.on('clock-step', ({ node, step }) => {
+    clockSteps++;
+    const index = urls.findIndex((url) => url.endsWith(`:${node.split(':').pop()}`));
+    send({ type: 'clock-step', client, node: index, step });
+  });
   let guardModes: string[] = [];
   try {
     const states = await redlock.connect(3_000).finally(() => send({ type: 'connected', client }));
@@ -311,7 +318,7 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
   } finally {
     await redlock.quit(500);
     nodes.close();
-    const stats: ClientStats = { ...loop.stats, ...redlock.stats, guardModes };
+    const stats: ClientStats = { ...loop.stats, ...redlock.stats, guardModes, clockSteps };
     send({ type: 'stopped', client, stats });
   }
 }

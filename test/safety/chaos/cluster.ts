@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisNodes, TcpProxy, startRedisNodes, startTcpProxy } from '../../support';
+import { RedisNodes, StartRedisNodesOptions, TcpProxy, startRedisNodes, startTcpProxy } from '../../support';
 import { ClientBuild, buildClient } from './build-client';
 import { ClientProcess, PhaseReport } from './client-process';
 import { FencedResources, Rejection } from './fenced-resources';
@@ -61,13 +61,18 @@ export class ChaosCluster {
     readonly base: bigint,
   ) {}
 
-  static async start(nodeCount: number, clientCount: number): Promise<ChaosCluster> {
+  /** `startNodes`: how the nodes start (the clock-step runs start theirs under a clock shim). */
+  static async start(
+    nodeCount: number,
+    clientCount: number,
+    startNodes: (count: number, options: StartRedisNodesOptions) => Promise<RedisNodes> = startRedisNodes,
+  ): Promise<ChaosCluster> {
     const base = process.hrtime.bigint();
     // Faults need nodes this process can kill and pause: external nodes (REDLOCK_TEST_NODES) will not do.
     // Every node also has a user that may not run INFO, for the phase that runs the guard's portable mode.
     const { name, password } = NO_INFO_USER;
     const extraArgs = ['--user', name, 'on', `>${password}`, '~*', '&*', '+@all', '-info'];
-    const nodes = await startRedisNodes(nodeCount, {
+    const nodes = await startNodes(nodeCount, {
       extraArgs,
       ...(process.env.REDLOCK_TEST_NODES ? { source: 'path' } : {}),
     });

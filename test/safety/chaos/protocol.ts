@@ -47,6 +47,8 @@ export interface ClientPhase {
   readonly readShare?: number;
   /** Resources that are counting semaphores, with their number of permits. */
   readonly permits?: Readonly<Record<string, number>>;
+  /** The Redlock option `detectClockSteps` (unset: the library's default). */
+  readonly detectClockSteps?: boolean;
 }
 
 /** An ACL user on every chaos node with every command but INFO (set up by `ChaosCluster.start`). */
@@ -91,6 +93,8 @@ export type ClientMessage =
   | { readonly type: 'stopped'; readonly client: number; readonly stats: ClientStats }
   /** The client's event loop was held up this long (a starved host, not a lock problem). */
   | { readonly type: 'lag'; readonly client: number; readonly t: number; readonly ms: number }
+  /** The phase's Redlock instance saw node `node`'s wall clock step (its `clock-step` event). */
+  | { readonly type: 'clock-step'; readonly client: number; readonly node: number; readonly step: number }
   | { readonly type: 'log'; readonly client: number; readonly message: string }
   | { readonly type: 'resubscribe'; readonly step: 'waiting' | 'done'; readonly error?: string };
 
@@ -155,4 +159,6 @@ export interface ClientStats {
   readonly locksLost: number;
   /** How each node's restart guard decides, as `connect()` reported it (in node order). */
   readonly guardModes: readonly string[];
+  /** Steps of a node's wall clock the instance saw (its `clock-step` events). */
+  readonly clockSteps?: number;
 }
