@@ -102,6 +102,8 @@ export type { ReadyState } from './core';
 export type { RedlockStats } from './core';
 /** What `inspect()` and `holders()` answer: a lock over every node, each node's view, each holder. */
 export type { LockHolder, LockInspection, NodeInspection } from './core';
+/** Fair waiting in `inspect()`: one waiter's ticket on a node, and the waiters over every node. */
+export type { LockWaiter, WaitingSummary } from './core';
 /** Options of `holders()` and `revoke()`, and what a revocation did. */
 export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './core';
 /** The result of `Redlock.probe()` / `RedlockService.probe()`, and one node's part of it. */

@@ -70,4 +70,5 @@ export type { RedlockEventMap, RedlockEventName } from './events';
 export type { HealthReport, NodeHealth } from './operate';
 export type { NodeClockReport } from './nodes';
 export type { LockHolder, LockInspection, NodeInspection } from './operate';
+export type { LockWaiter, WaitingSummary } from './operate';
 export type { HoldersOptions, RevokeOptions, RevokeOutcome } from './operate';

@@ -120,3 +120,12 @@ export function readersKey(lockKeyOfResource: string): string {
 export function intentKey(lockKeyOfResource: string): string {
   return `${lockKeyOfResource}:intent`;
 }
+
+/**
+ * The fair-waiting keys of a lock (docs/DESIGN.md §18): each resource's queue `<lock key>:queue`, then each one's
+ * ticket expiries `:queue:live`, then each one's turn marker `:queue:turn`; same hash tag, never a lock key.
+ */
+export function queueKeysOf(lockKeys: readonly string[]): string[] {
+  const queues = lockKeys.map((key) => `${key}:queue`);
+  return [...queues, ...queues.map((key) => `${key}:live`), ...queues.map((key) => `${key}:turn`)];
+}

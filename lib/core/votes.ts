@@ -28,6 +28,11 @@ export interface NodeVote {
   /** For `busy`: true when readers hold it (a read-write lock); `holderTtl` is then the last reader's. */
   readonly readers?: boolean;
   /**
+   * For `busy`, fair waiting (docs/DESIGN.md §18): the lock is free there, but an earlier waiter's turn runs for
+   * `holderTtl` more ms.
+   */
+  readonly queued?: boolean;
+  /**
    * For `refused` (restart guard): how long ago the node started (or, in the guard's portable mode, since its
    * data was first seen), in ms.
    */
@@ -61,6 +66,7 @@ export function formatVotes(votes: readonly NodeVote[]): string {
       if (v.error) text += ` (${v.error.message})`;
       if (v.readers && v.holderTtl !== undefined)
         text += ` (held by readers, the last expires in ${v.holderTtl} ms)`;
+      else if (v.queued) text += ` (free, an earlier waiter's turn for ${v.holderTtl ?? 0} ms more)`;
       else if (v.holderTtl !== undefined && v.holderTtl >= 0)
         text += ` (holder expires in ${v.holderTtl} ms)`;
       if (v.holderTtl === -1) text += ' (the key has no expiry: it holds other data, not a lock)';

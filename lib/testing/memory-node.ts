@@ -151,8 +151,8 @@ export class MemoryNode implements LockNode {
     return this.call(() => this.model.release(keys, owner, readers));
   }
 
-  clearIntent(intentKeys: readonly string[], intent: string): Promise<number> {
-    return this.call(() => this.model.clearIntent(intentKeys, intent));
+  clearIntent(intentKeys: readonly string[], intent: string, queueKeys?: readonly string[]): Promise<number> {
+    return this.call(() => this.model.clearIntent(intentKeys, intent, queueKeys));
   }
 
   limit(key: string, permits: number, ttl: number): Promise<number> {

@@ -12,6 +12,7 @@ import { formatInteger, luaNumber } from './lua-values';
 import { ModelServer } from './model-server';
 import type { Subscription } from './pub-sub';
 import { type GuardArgs, guardReply } from './restart-guard';
+import { FairQueueModel } from './fair-queue';
 
 /** The ttl of a fence counter (ms), as the scripts write it. */
 const FENCE_TTL = 3_600_000;
@@ -26,6 +27,9 @@ const INSPECT_MEMBERS = 100;
  * one to plant a deviation the differential must catch.
  */
 export class ScriptModel extends ModelServer {
+  /** Fair waiting's queues (docs/DESIGN.md §18), on this node's keys and clock. */
+  private readonly queue = new FairQueueModel(this.keyspace, () => this.clock.now());
+
   /** What a client that learnt this server's guard mode (and run_id, on its connection) sends with an acquire. */
   get guardArgs(): GuardArgs {
     return this.spec.infoReadable ? { runId: this.runId, noInfo: false } : { runId: '', noInfo: true };
@@ -120,7 +124,7 @@ export class ScriptModel extends ModelServer {
   }
 
   /** CLEAR_INTENT: deletes each intent key still holding `intent`, announcing it on its lock key's channel. */
-  clearIntent(intentKeys: readonly string[], intent: string): number {
+  clearIntent(intentKeys: readonly string[], intent: string, queueKeys?: readonly string[]): number {
     let cleared = 0;
     for (const key of intentKeys) {
       if (this.keyspace.get(key)?.value !== intent) continue;
@@ -129,6 +133,7 @@ export class ScriptModel extends ModelServer {
       // The script's `string.sub(KEYS[i], 1, -8)`: the intent key less its `:intent`.
       this.pubSub.announceRelease(key.slice(0, -7));
     }
+    if (queueKeys && queueKeys.length > 0) cleared += this.queue.clear(queueKeys, intent, this.pubSub);
     return cleared;
   }
 
@@ -230,10 +235,13 @@ export class ScriptModel extends ModelServer {
       if (intentTtl > 0)
         for (const key of intents) this.keyspace.set(key, request.intent ?? request.owner, intentTtl);
     };
+    const ticket = request.intent ?? request.owner;
+    const fair = rw && FairQueueModel.isFair(request);
     for (let i = 0; i < request.keys.length; i++) {
       const holder = this.keyspace.get(request.keys[i]);
       if (holder !== undefined && holder.value !== request.owner) {
-        if (rw && intentTtl > 0) this.keyspace.set(intents[i], request.intent ?? request.owner, intentTtl);
+        if (rw && intentTtl > 0) this.keyspace.set(intents[i], ticket, intentTtl);
+        if (fair) this.queue.join(request, ticket, this.wallMs());
         return { outcome: 'busy', holderTtl: this.keyspace.pttl(holder) };
       }
     }
@@ -244,7 +252,16 @@ export class ScriptModel extends ModelServer {
         if (set === undefined) continue;
         const last = Math.max(...set.members.values());
         setIntents();
+        if (fair) this.queue.join(request, ticket, nowMs);
         return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true };
+      }
+      if (fair) {
+        const turn = this.queue.earlierTurn(request, ticket, nowMs);
+        if (turn !== undefined) {
+          this.queue.join(request, ticket, nowMs);
+          return { outcome: 'busy', holderTtl: turn, queued: true };
+        }
+        this.queue.leave(request, ticket);
       }
       for (const key of intents) {
         if (this.keyspace.get(key)?.value === (request.intent ?? request.owner)) this.keyspace.delete(key);

@@ -40,6 +40,8 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
     ['a grant whose time is "soon"', [1, '5', 'soon']],
     ['a grant whose time is negative', [1, '5', -1]],
     ['a busy answer whose time is nil', [0, 5, null]],
+    ["an earlier waiter's turn of 0 ms", [6, 0, T]],
+    ['an earlier waiter\'s turn of "soon"', [6, 'soon', T]],
     ['nil', null],
     ['a one-element array', [1]],
     ['a four-element array', [1, '5', T, 6]],

@@ -2,7 +2,7 @@
  * Differential test of the operator scripts and the channels: the shipped model (`lib/testing`, what the
  * in-memory nodes run) against the real Lua on a redis-server, for what `model-vs-redis.spec.ts` (ACQUIRE,
  * FENCE, EXTEND, EXTEND_MANY, RELEASE, LIMIT, the read scripts, the restart guard, expiry) does not cover:
- * INSPECT, REVOKE, CLEAR_INTENT, SCAN with glob patterns, and every message published — the release
+ * INSPECT, REVOKE, CLEAR_INTENT, fair waiting's queue and turn (§18), SCAN with glob patterns, and every message published — the release
  * announcements (`<key>:released`) and the revocation channel — in order. One seeded random sequence of
  * acquires (plain, writers, readers, intents, fencing), releases, intents cleared, revocations, inspections and
  * scans runs against both; ttls are long, so nothing expires (expiry is the other differential's). Two planted
@@ -30,6 +30,7 @@ import {
   revokeReplyOf,
 } from '../../lib/redis/scripts';
 import { ScriptModel } from '../../lib/testing';
+import { queueKeysOf } from '../../lib/core/resources';
 import { Prng } from '../safety/sim/prng';
 import { type RedisNodes, startRedisNodes } from '../support';
 
@@ -135,6 +136,9 @@ class OperationsDiff {
     const intents = [`${lockKey(r)}:intent`];
     if (kind === 'acquire') {
       const rw = this.rng.chance(0.7);
+      const mode = this.rng.pick(['read', 'write'] as const);
+      // Fair waiting (§18): most writers queue; the turn and the tickets outlive the run (TTL).
+      const fair = rw && mode === 'write' && this.rng.chance(0.8);
       const request: AcquireRequest = {
         keys,
         fenceKeys: this.rng.chance(0.3) ? [`F:{${r}}`] : [],
@@ -143,12 +147,13 @@ class OperationsDiff {
         guardWindow: 0,
         guardKey: 'G',
         ...(rw && {
-          mode: this.rng.pick(['read', 'write'] as const),
+          mode,
           readerKeys: readers,
           intentKeys: intents,
           intent: this.rng.pick(INTENTS),
-          intentTtl: TTL,
+          intentTtl: this.rng.chance(0.8) ? TTL : 0,
         }),
+        ...(fair && { queueKeys: queueKeysOf(keys), waited: this.rng.int(0, 500) }),
       };
       const raw = await this.eval(ACQUIRE_SCRIPT, acquireCall(request, '', false));
       return [
@@ -171,11 +176,12 @@ class OperationsDiff {
     }
     if (kind === 'clear') {
       const intent = this.rng.pick(INTENTS);
-      const raw = await this.eval(CLEAR_INTENT_SCRIPT, clearIntentCall(intents, intent));
+      const queues = this.rng.chance(0.5) ? queueKeysOf(keys) : undefined;
+      const raw = await this.eval(CLEAR_INTENT_SCRIPT, clearIntentCall(intents, intent, false, queues));
       return [
-        clearIntentReplyOf('redis', raw, 1),
-        this.model.clearIntent(intents, intent),
-        { kind, intents, intent },
+        clearIntentReplyOf('redis', raw, queues ? 2 : 1),
+        this.model.clearIntent(intents, intent, queues),
+        { kind, intents, intent, queues },
       ];
     }
     if (kind === 'revoke') {
@@ -189,7 +195,7 @@ class OperationsDiff {
       return [revokeReplyOf('redis', raw, 3), this.model.revoke(request), request];
     }
     if (kind === 'inspect') {
-      const asked = [...keys, ...readers, ...intents, `F:{${r}}`, 'nothing'];
+      const asked = [...keys, ...readers, ...intents, `F:{${r}}`, ...queueKeysOf(keys), 'nothing'];
       const raw = await this.eval(INSPECT_SCRIPT, { keys: asked, args: [] });
       return [inspectReplyOf('redis', raw, asked.length), this.model.inspect(asked), { kind, asked }];
     }
@@ -206,7 +212,12 @@ class OperationsDiff {
       const close = (field: string) =>
         Math.abs(Number(r[field] ?? 0) - Number(m[field] ?? 0)) <=
         (field === 'token' ? TOLERANCE * 1000 : TOLERANCE);
-      const same = r.outcome === m.outcome && r.readers === m.readers && close('holderTtl') && close('token');
+      const same =
+        r.outcome === m.outcome &&
+        r.readers === m.readers &&
+        r.queued === m.queued &&
+        close('holderTtl') &&
+        close('token');
       return same ? undefined : problem;
     }
     return JSON.stringify(real) === JSON.stringify(model) ? undefined : problem;
@@ -247,7 +258,8 @@ class OperationsDiff {
 function outcomeOf(reply: unknown): string {
   if (typeof reply === 'number') return reply > 0 ? 'some' : 'none';
   if (Array.isArray(reply)) return reply.length > 0 ? 'found' : 'empty';
-  const record = reply as { outcome?: string; keys?: KeyReading[] };
+  const record = reply as { outcome?: string; queued?: boolean; keys?: KeyReading[] };
+  if (record.queued) return 'queued';
   if (record.outcome) return record.outcome;
   return record.keys!.some((key) => key.type === 'zset') ? 'zset' : 'strings';
 }
@@ -258,14 +270,18 @@ function sameReading(real: NodeReading, model: NodeReading): boolean {
   return real.keys.every((r, i) => sameKey(r, model.keys[i]));
 }
 
-/** Equal strings; fence counters (the server's clock in µs) within the tolerance. */
+/** Equal strings; fence counters (the server's clock in µs) and turn markers (in ms) within the tolerance. */
 function sameValue(real: string, model: string): boolean {
   if (real === model) return true;
-  return (
-    /^\d{16}$/.test(real) &&
-    /^\d{16}$/.test(model) &&
-    Math.abs(Number(real) - Number(model)) <= TOLERANCE * 1000
-  );
+  for (const [digits, unit] of [
+    [16, 1000],
+    [13, 1],
+  ] as const) {
+    const clock = new RegExp(`^\\d{${digits}}$`);
+    if (clock.test(real) && clock.test(model))
+      return Math.abs(Number(real) - Number(model)) <= TOLERANCE * unit;
+  }
+  return false;
 }
 
 function sameKey(r: KeyReading, m: KeyReading): boolean {
@@ -324,6 +340,7 @@ describe(`model vs real scripts: inspect, revoke, clear-intent, scan and channel
     for (const outcome of [
       'acquire:acquired',
       'acquire:busy',
+      'acquire:queued',
       'release:some',
       'release:none',
       'clear:some',
@@ -353,6 +370,20 @@ describe(`model vs real scripts: inspect, revoke, clear-intent, scan and channel
       );
       expect(error).toBeInstanceOf(Disagreement);
       expect(String(error)).toMatch(/"channel":"L!revoked"|published/);
+    }, 60_000);
+
+    it('a model without fair waiting (no queue, no turn)', async () => {
+      class Unfair extends ScriptModel {
+        override acquire(request: AcquireRequest): ReturnType<ScriptModel['acquire']> {
+          return super.acquire({ ...request, queueKeys: undefined });
+        }
+      }
+      const { error } = await firstDisagreement(
+        SEED ^ 0xfa1,
+        (clock) => new Unfair(clock, { name: 'model', uptimeGranularity: 1000, infoReadable: true }, 0),
+        COUNT,
+      );
+      expect(error).toBeInstanceOf(Disagreement);
     }, 60_000);
 
     it("clear-intent that deletes another writer's intent", async () => {

@@ -46,11 +46,13 @@ export async function acquireWithRetries(
   wait: number,
   signal: AbortSignal | undefined,
   retrySplitsOnly = false,
+  arrivedAt = plan.clock.now(),
 ): Promise<AcquisitionResult> {
   const refusal = { refused: false };
   let result: AcquisitionResult;
   try {
-    result = await attemptUntilDecided(plan, resources, request, { wait, signal, retrySplitsOnly }, refusal);
+    const policy = { wait, signal, retrySplitsOnly, arrivedAt };
+    result = await attemptUntilDecided(plan, resources, request, policy, refusal);
   } catch (error) {
     // Aborted or closed: the intent is taken back before the call rejects, as when it gives up.
     if (refusal.refused) await takeIntentBack(plan, request);
@@ -62,11 +64,15 @@ export async function acquireWithRetries(
   return result;
 }
 
-/** How long an acquisition may wait, what may abort it, and whether only split votes are retried. */
+/**
+ * How long an acquisition may wait, what may abort it, whether only split votes are retried, and when the call
+ * came (fair waiting: its ticket's arrival, the time queued in this process included).
+ */
 interface WaitPolicy {
   readonly wait: number;
   readonly signal: AbortSignal | undefined;
   readonly retrySplitsOnly: boolean;
+  readonly arrivedAt: number;
 }
 
 /** The attempts of {@link acquireWithRetries}; `refusal.refused` tells it an attempt was refused (an intent). */
@@ -74,7 +80,7 @@ async function attemptUntilDecided(
   plan: AcquirePlan,
   resources: readonly string[],
   request: AcquireRequest,
-  { wait, signal, retrySplitsOnly }: WaitPolicy,
+  { wait, signal, retrySplitsOnly, arrivedAt }: WaitPolicy,
   refusal: { refused: boolean },
 ): Promise<AcquisitionResult> {
   const began = plan.clock.now();
@@ -86,7 +92,7 @@ async function attemptUntilDecided(
       // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
       throwIfAborted(signal, resources);
       if (waiter) waiter.announced = false;
-      const current = attemptRequest(plan, request, attempts);
+      const current = attemptRequest(plan, request, attempts, arrivedAt);
       const claim: OwnerClaim = { abandoned: false };
       const attempt = await attemptAcquire(plan, current, claim, retrySplitsOnly);
       if (attempt.kind === 'acquired') {
@@ -127,16 +133,27 @@ async function attemptUntilDecided(
   }
 }
 
-/** Attempt number `attempts`'s request: every attempt after the first has an owner value of its own (§7). */
-function attemptRequest(plan: AcquirePlan, request: AcquireRequest, attempts: number): AcquireRequest {
-  if (attempts === 1 || plan.unsafeReuseOwner) return request;
-  return { ...request, owner: nextOwnerValue(request.owner) };
+/**
+ * Attempt number `attempts`'s request: every attempt after the first has an owner value of its own (§7); a fair
+ * one says how long the call has waited since it came (§18).
+ */
+function attemptRequest(
+  plan: AcquirePlan,
+  request: AcquireRequest,
+  attempts: number,
+  arrivedAt: number,
+): AcquireRequest {
+  const fresh = attempts === 1 || plan.unsafeReuseOwner;
+  if (request.queueKeys === undefined)
+    return fresh ? request : { ...request, owner: nextOwnerValue(request.owner) };
+  const owner = fresh ? request.owner : nextOwnerValue(request.owner);
+  return { ...request, owner, waited: Math.max(0, Math.round(plan.clock.now() - arrivedAt)) };
 }
 
 /** A writer refused at least once may have left its intent: taken back once its acquisition ended (§15). */
 function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): Promise<void> {
   if (request.mode === 'read' || !request.intentKeys || !request.intentTtl) return Promise.resolve();
-  return clearIntents(plan, request.intentKeys, request.intent ?? request.owner);
+  return clearIntents(plan, request.intentKeys, request.intent ?? request.owner, request.queueKeys);
 }
 
 /**
@@ -322,8 +339,9 @@ function voteOfReply(reply: CountedReply, window: number): VoteOutcome {
         guardRemaining: Math.max(0, reply.window - reply.since),
       };
     case 'busy':
-      return reply.readers
-        ? { outcome: 'busy', holderTtl: reply.holderTtl, readers: true }
+      if (reply.readers) return { outcome: 'busy', holderTtl: reply.holderTtl, readers: true };
+      return reply.queued
+        ? { outcome: 'busy', holderTtl: reply.holderTtl, queued: true }
         : { outcome: 'busy', holderTtl: reply.holderTtl };
     default:
       return {

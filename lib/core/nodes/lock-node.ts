@@ -26,6 +26,15 @@ export interface AcquireRequest {
   readonly intent?: string;
   /** How long a writer's intent keeps new readers out unless renewed by its next attempt, in ms. */
   readonly intentTtl?: number;
+  /**
+   * Fair waiting (docs/DESIGN.md §18): per resource its queue (`<lock key>:queue`, tickets by arrival), the
+   * tickets' expiries (`:queue:live`) and the turn marker (`:queue:turn`) — all queues, then all expiries, then
+   * all turn markers. Undefined: the call is not ordered. The ticket is the `intent` id; a call with
+   * `intentTtl` 0 (one that does not wait) checks the queue but takes no ticket.
+   */
+  readonly queueKeys?: readonly string[];
+  /** Fair waiting: how long this acquisition has waited so far, in ms (its ticket's arrival is now − waited). */
+  readonly waited?: number;
 }
 
 /** What a node answered to an acquire request. */
@@ -44,6 +53,8 @@ export type AcquireReply =
       readonly outcome: 'busy';
       readonly holderTtl: number;
       readonly readers?: boolean;
+      /** Fair waiting: the lock is free, but an earlier waiter's turn runs for `holderTtl` more ms (§18). */
+      readonly queued?: boolean;
       readonly time?: number;
     }
   /**
@@ -143,10 +154,12 @@ export interface LockNode {
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number>;
   /**
    * Optional: deletes each writer-intent key that still holds `intent` (another writer's intent is left alone)
-   * and announces each deletion on its lock key's release channel; resolves how many were deleted. Without it,
+   * and announces each deletion on its lock key's release channel; resolves how many were deleted. With
+   * `queueKeys` (fair waiting, as in {@link AcquireRequest}), it also takes the ticket `intent` out of each queue,
+   * announced the same way (counted with the intents). Without it,
    * an intent left by a writer that stopped waiting keeps new readers out until it expires (docs/DESIGN.md §15).
    */
-  clearIntent?(intentKeys: readonly string[], intent: string): Promise<number>;
+  clearIntent?(intentKeys: readonly string[], intent: string, queueKeys?: readonly string[]): Promise<number>;
   /**
    * Optional: records `permits` as the limit of the semaphore whose limit key is `key` when none is recorded
    * (kept at least `ttl` ms), and resolves the recorded one (−1: the key holds something else). Without it a

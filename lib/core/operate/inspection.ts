@@ -14,7 +14,8 @@ import { describe, textHint } from '../messages';
 import { MAX_PERMITS, readMethodOptions } from '../options';
 import { operatorCall } from './operator-call';
 import { limitKey, permitKey } from '../primitives';
-import { fenceKey, intentKey, lockKey, normalizeResources, readersKey } from '../resources';
+import { fenceKey, intentKey, lockKey, normalizeResources, queueKeysOf, readersKey } from '../resources';
+import { type LockWaiter, type WaitingSummary, waitersOf, waitingOf } from './waiters';
 
 /** One holder of a lock as inspection sees it (docs/DESIGN.md §16). */
 export interface LockHolder {
@@ -57,6 +58,8 @@ export interface NodeInspection {
    * step seen. Undefined with `detectClockSteps: false`.
    */
   readonly clock?: NodeClockReport;
+  /** Fair waiting (docs/DESIGN.md §18): the live tickets here, in the order this node grants them. */
+  readonly waiters?: readonly LockWaiter[];
 }
 
 /** A resource's lock over every node: `inspect()`'s answer. */
@@ -73,6 +76,8 @@ export interface LockInspection {
   readonly fencingToken: number | undefined;
   /** The semaphore's number of permits, when one is recorded. */
   readonly permits: number | undefined;
+  /** Fair waiters (docs/DESIGN.md §18): how many wait on any node, and the longest wait; undefined: none. */
+  readonly waiting?: WaitingSummary;
   /** Each node's view, in the order of the instance's nodes. */
   readonly nodes: readonly NodeInspection[];
 }
@@ -91,7 +96,16 @@ export interface InspectionContext {
 export async function inspectResource(context: InspectionContext, resource: string): Promise<LockInspection> {
   const { group, keyPrefix } = context;
   const key = lockKey(keyPrefix, resource);
-  const base = [key, readersKey(key), intentKey(key), fenceKey(keyPrefix, resource), limitKey(key)];
+  const [queue, live] = queueKeysOf([key]);
+  const base = [
+    key,
+    readersKey(key),
+    intentKey(key),
+    fenceKey(keyPrefix, resource),
+    limitKey(key),
+    queue,
+    live,
+  ];
   const readings = await readAll(group, base);
   const permits = largestLimit(readings, 4);
   const permitKeys = Array.from({ length: permits }, (_, slot) => permitKey(key, slot));
@@ -99,14 +113,10 @@ export async function inspectResource(context: InspectionContext, resource: stri
   const nodes = group.nodes.map((node, index): NodeInspection => {
     const reading = readings[index];
     if (!reading || reading instanceof Error) {
-      return {
-        node: node.name,
-        error: (reading as Error | undefined)?.message ?? 'no answer',
-        holders: [],
-        writerWaiting: false,
-      };
+      const error = (reading as Error | undefined)?.message ?? 'no answer';
+      return { node: node.name, error, holders: [], writerWaiting: false };
     }
-    const [lock, readers, intent, fence, limit] = reading.keys;
+    const [lock, readers, intent, fence, limit, tickets, expiries] = reading.keys;
     const holders: LockHolder[] = [];
     let foreign: string | undefined;
     if (lock.type === 'string') {
@@ -127,9 +137,11 @@ export async function inspectResource(context: InspectionContext, resource: stri
       });
     }
     const clock = group.clocks?.report(node.name);
+    const waiters = waitersOf(tickets, expiries, reading.time, fingerprint);
     const view: NodeInspection = {
       node: node.name,
       ...(clock ? { clock } : {}),
+      ...(waiters.length > 0 ? { waiters } : {}),
       holders,
       writerWaiting: intent.type === 'string',
       ...(integerValue(fence) !== undefined ? { fencingToken: integerValue(fence) } : {}),
@@ -193,12 +205,14 @@ function merge(resource: string, quorum: number, nodes: readonly NodeInspection[
     .map((node) => node.fencingToken)
     .filter((token): token is number => token !== undefined);
   const limits = nodes.map((node) => node.permits).filter((limit): limit is number => limit !== undefined);
+  const waiting = waitingOf(nodes.map((node) => node.waiters));
   return {
     resource,
     state: holders.length > 0 ? 'held' : anyHeld ? 'split' : 'free',
     holders,
     fencingToken: tokens.length > 0 ? Math.max(...tokens) : undefined,
     permits: limits.length > 0 ? Math.max(...limits) : undefined,
+    ...(waiting ? { waiting } : {}),
     nodes,
   };
 }

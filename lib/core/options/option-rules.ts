@@ -146,6 +146,18 @@ export function validatePermits(value: unknown): asserts value is number | undef
   }
 }
 
+/** A call's `fair`: a boolean, and only for an exclusive lock or a writer. */
+export function validateFair(value: unknown, permits: number | undefined, mode: 'read' | 'write'): void {
+  validateBoolean(value, 'fair', false);
+  if (value !== true) return;
+  if (permits !== undefined || mode === 'read') {
+    throw new InvalidArgumentError(
+      `fair: true orders exclusive locks and writers; ${permits !== undefined ? 'permits' : "mode: 'read'"} ` +
+        'are not ordered (readers already let a waiting writer go first). Leave fair out for this call.',
+    );
+  }
+}
+
 export function validateMode(value: unknown, permits: number | undefined): asserts value is 'read' | 'write' {
   if (value !== 'read' && value !== 'write') {
     throw new InvalidArgumentError(

@@ -32,6 +32,13 @@ export interface RedlockOptions {
    * `Infinity`. Default `Infinity` (no limit).
    */
   maxWaiting?: number;
+  /**
+   * Fair waiting (docs/DESIGN.md §18): waiters for a lock are granted in about the order they came, whichever
+   * instance they are on — each waiting call holds a ticket on every node, and a node that finds the lock free
+   * grants it to the oldest live ticket first, for a short turn. Applies to exclusive locks and writers
+   * (readers already let a waiting writer first; a semaphore's permits are not ordered). Default false.
+   */
+  fair?: boolean;
   /** The first retry delay, in ms; later ones grow ×5 up to `maxRetryDelay`, each with ±50 % jitter. Default 10. */
   retryDelay?: number;
   /** The largest delay between two attempts, in ms. Default 200. */
@@ -92,6 +99,8 @@ export interface AcquireOptions {
   wait?: number;
   /** At most this many callers of this instance wait for these resources at once (see `RedlockOptions`). */
   maxWaiting?: number;
+  /** Wait in arrival order across instances (see `RedlockOptions`); not with `permits` or `mode: 'read'`. */
+  fair?: boolean;
   /** Hand out a fencing token with this lock. */
   fencing?: boolean;
   /** Aborting stops waiting and retrying at once and removes any keys written so far. */
@@ -125,6 +134,8 @@ export interface CallSettings {
   readonly wait: number;
   /** How many callers of the instance may wait for the same resources at once (`Infinity`: no limit). */
   readonly maxWaiting: number;
+  /** Fair waiting: this call takes its turn in arrival order (an exclusive lock or a writer). */
+  readonly fair: boolean;
   readonly fencing: boolean;
   readonly guardWindow: number;
   readonly signal: AbortSignal | undefined;
@@ -148,6 +159,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
   nodeTimeout: 50,
   wait: 5_000,
   maxWaiting: Infinity,
+  fair: false,
   retryDelay: 10,
   maxRetryDelay: 200,
   keyPrefix: 'redlock:',
@@ -170,7 +182,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     DEFAULT_OPTIONS,
     given,
   );
-  const { ttl, driftFactor, nodeTimeout, wait, maxWaiting, retryDelay, maxRetryDelay } = resolved;
+  const { ttl, driftFactor, nodeTimeout, wait, maxWaiting, fair, retryDelay, maxRetryDelay } = resolved;
   const { fencing, autoExtend, onLockLost, restartGuard, keyPrefix, owner, client } = resolved;
   const { detectClockSteps } = resolved;
   const defaults = DEFAULT_OPTIONS;
@@ -179,6 +191,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
   rules.validateDurationOption(nodeTimeout, 'nodeTimeout', 1, defaults.nodeTimeout);
   rules.validateDurationOption(wait, 'wait', 0, defaults.wait, true);
   rules.validateMaxWaiting(maxWaiting);
+  rules.validateBoolean(fair, 'fair', defaults.fair);
   rules.validateDurationOption(retryDelay, 'retryDelay', 0, defaults.retryDelay);
   rules.validateDurationOption(maxRetryDelay, 'maxRetryDelay', 0, defaults.maxRetryDelay);
   rules.validateRetryDelays(retryDelay, maxRetryDelay);
@@ -196,6 +209,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedOptions {
     nodeTimeout,
     wait,
     maxWaiting,
+    fair,
     retryDelay,
     maxRetryDelay,
     fencing,
@@ -225,6 +239,7 @@ export function resolveCallOptions(
   const ttl = or(given.ttl, defaults.ttl);
   const wait = or(given.wait, defaults.wait);
   const maxWaiting = or(given.maxWaiting, defaults.maxWaiting);
+  const fair = or(given.fair, undefined);
   const fencing = or(given.fencing, defaults.fencing);
   const autoExtend = or(given.autoExtend, defaults.autoExtend);
   const onLockLost = or(given.onLockLost, defaults.onLockLost);
@@ -239,12 +254,15 @@ export function resolveCallOptions(
   rules.validatePermits(permits);
   const mode = or(given.mode, 'write');
   rules.validateMode(mode, permits);
+  // Asked for by the call: refused where it cannot apply; the instance's default applies where it can.
+  if (fair !== undefined) rules.validateFair(fair, permits, mode);
   const signal = given.signal;
   rules.validateSignal(signal);
   return {
     ttl,
     wait,
     maxWaiting,
+    fair: (fair ?? defaults.fair) === true && permits === undefined && mode === 'write',
     fencing,
     guardWindow: guardWindowOf(defaults, ttl),
     signal,
@@ -277,6 +295,7 @@ export const ACQUIRE_OPTION_KEYS: ReadonlySet<string> = new Set([
   'ttl',
   'wait',
   'maxWaiting',
+  'fair',
   'fencing',
   'signal',
   'permits',

@@ -66,7 +66,7 @@ export async function lockResources(
   const request = requestFor(context.keyPlan, resources, settings, settings.wait > 0 && !retrySplitsOnly);
   if (request.keys.length > 1) refuseKeys(plan, request.keys);
   const began = plan.clock.now();
-  const result = await queuedAttempts(context, resources, request, settings, retrySplitsOnly);
+  const result = await queuedAttempts(context, resources, request, settings, retrySplitsOnly, began);
   const elapsed = plan.clock.now() - began;
   if (result.kind === 'acquired') {
     announceOutcome(events, result, resources, settings, elapsed, undefined);
@@ -100,13 +100,14 @@ async function queuedAttempts(
   request: AcquireRequest,
   settings: CallSettings,
   retrySplitsOnly: boolean,
+  arrivedAt: number,
 ): Promise<PermitResult> {
   const { plan, stats } = context;
   const { permits } = settings;
   const stop = eitherSignal(settings.signal, context.lifetime);
   const attempt = (wait: number): Promise<PermitResult> =>
     permits === undefined
-      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly)
+      ? acquireWithRetries(plan, resources, request, wait, stop.signal, retrySplitsOnly, arrivedAt)
       : acquirePermit(plan, resources, request, permits, wait, stop.signal);
   const queueId = permits === undefined ? keySetId(request.keys) : limitKey(request.keys[0]);
   // Load shedding: refused before any traffic when this instance's waiters for the key set reach the cap.

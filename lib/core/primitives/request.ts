@@ -1,7 +1,7 @@
 import { newOwnerValue } from '../lock';
 import type { AcquireRequest } from '../nodes';
 import type { CallSettings } from '../options';
-import { fenceKey, intentKey, lockKey, readersKey } from '../resources';
+import { fenceKey, intentKey, lockKey, queueKeysOf, readersKey } from '../resources';
 
 /** What every acquisition of one instance shares: the key prefix, the guard key, the writer intent's ttl. */
 export interface KeyPlan {
@@ -43,6 +43,9 @@ export function requestFor(
     intent: rw ? owner : undefined,
     // A call that cannot wait for the lock (tryAcquire, wait 0, a scheduled tick) sets no intent (§15).
     intentTtl: rw ? (mayWait ? plan.intentTtl : 0) : undefined,
+    // Fair waiting (§18): the intent id is the ticket, kept alive (and expiring) like the intent.
+    queueKeys: rw && settings.fair ? queueKeysOf(keys) : undefined,
+    waited: rw && settings.fair ? 0 : undefined,
   };
 }
 

@@ -202,10 +202,10 @@ export abstract class ScriptLockNode implements LockNode {
     );
   }
 
-  clearIntent(intentKeys: readonly string[], intent: string): Promise<number> {
-    return this.run(CLEAR_INTENT_SCRIPT, clearIntentCall(intentKeys, intent, this.cluster)).then((raw) =>
-      clearIntentReplyOf(this.name, raw, intentKeys.length),
-    );
+  clearIntent(intentKeys: readonly string[], intent: string, queueKeys?: readonly string[]): Promise<number> {
+    const call = clearIntentCall(intentKeys, intent, this.cluster, queueKeys);
+    const most = intentKeys.length + (queueKeys ? queueKeys.length / 3 : 0);
+    return this.run(CLEAR_INTENT_SCRIPT, call).then((raw) => clearIntentReplyOf(this.name, raw, most));
   }
 
   limit(key: string, permits: number, ttl: number): Promise<number> {

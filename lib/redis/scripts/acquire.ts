@@ -1,5 +1,6 @@
 import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../core';
 import { NOW_MS } from './fragments';
+import { FAIR_ARGS, FAIR_FUNCTIONS } from './fair-queue';
 import { type ScriptCall, script } from './lua-script';
 import { UnexpectedReplyError, integerOf } from './reply-checks';
 
@@ -149,7 +150,9 @@ const GRANT_WRITER = `  for i = 1, n do
       if mode == 'w' and ARGV[10] ~= '0' then
         redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
       end
-      return {0, redis.call('PTTL', KEYS[i]), now_ms()}
+      local nowms = now_ms()
+      join_queue(nowms)
+      return {0, redis.call('PTTL', KEYS[i]), nowms}
     end
   end
   if mode == 'w' then
@@ -165,9 +168,19 @@ const GRANT_WRITER = `  for i = 1, n do
               redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
             end
           end
+          join_queue(nowms)
           return {4, math.max(0, tonumber(last[2]) - nowms), nowms}
         end
       end
+    end
+    if fair then
+      nowms = nowms or now_ms()
+      local turn = earlier_turn(nowms)
+      if turn then
+        join_queue(nowms)
+        return {6, turn, nowms}
+      end
+      leave_queue()
     end
     if ARGV[9] ~= '' then
       for i = 1, n do
@@ -213,7 +226,8 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
  * 'r' (a reader), ARGV[9]: the acquisition's intent id, or '' on its first attempt (the intent id is then
  * this attempt's owner value, and no earlier attempt can have left an intent to clear: every attempt has its
  * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; only the
- * negative control of §15 sends 0).
+ * negative control of §15 sends 0), ARGV[11] and ARGV[12]: fair waiting's turn and the time waited (see
+ * `fair-queue.ts`, whose keys follow the guard markers).
  *
  * Guarantees, on this node (docs/DESIGN.md §6):
  * - restart guard, precise mode (INFO readable): while the server has been up for less than the window,
@@ -246,7 +260,8 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
  * Reply: `{1, 0, time}` acquired without fencing, `{1, token, time}` acquired with fencing, `{0, holderPttl,
  * time}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms, time}` busy with readers
  * (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age,
- * `{5, key, type}` a marker key holds data that is not the library's. `time`: the server's `TIME` in ms when
+ * `{5, key, type}` a marker key holds data that is not the library's, `{6, ms, time}` (fair waiting) the lock
+ * is free but an earlier waiter's turn runs for ms more. `time`: the server's `TIME` in ms when
  * it answered (the client's clock-step check, docs/DESIGN.md §17).
  */
 export const ACQUIRE_SCRIPT = script(
@@ -254,6 +269,8 @@ export const ACQUIRE_SCRIPT = script(
     ACQUIRE_ARGS +
     RESTART_GUARD +
     INTENT_ID +
+    FAIR_ARGS +
+    FAIR_FUNCTIONS +
     "if mode == 'r' then\n" +
     GRANT_READER +
     'else\n' +
@@ -274,14 +291,16 @@ export function acquireCall(
   guardKey: string = request.guardKey,
   runUptime = 0,
 ): ScriptCall {
-  const { keys, fenceKeys, guardWindow, readerKeys, intentKeys } = request;
+  const { keys, fenceKeys, guardWindow, readerKeys, intentKeys, queueKeys } = request;
   const fencing = fenceKeys.length > 0;
   const rw = readerKeys !== undefined && intentKeys !== undefined && readerKeys.length > 0;
+  const fair = rw && queueKeys !== undefined && request.mode !== 'read';
   let all: readonly string[] = keys;
   if (fencing || guardWindow > 0 || rw) {
     const list = rw ? [...keys, ...readerKeys, ...intentKeys] : [...keys];
     if (fencing) list.push(...fenceKeys);
     if (guardWindow > 0) list.push(guardKey, `${guardKey}:since`);
+    if (fair) list.push(...queueKeys);
     all = list;
   }
   const args: (string | number)[] = [
@@ -297,6 +316,7 @@ export function acquireCall(
     // The first attempt's intent id is its own owner value: sent as '' (44 bytes fewer, and no intent to clear).
     const intent = request.intent === undefined || request.intent === request.owner ? '' : request.intent;
     args.push(request.mode === 'read' ? 'r' : 'w', intent, request.intentTtl ?? 0);
+    if (fair) args.push(1, request.waited ?? 0);
   }
   return { keys: all, args };
 }
@@ -320,7 +340,8 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
     if (uptime === undefined || uptime < 0) return fail('the uptime is not a whole number of ms ≥ 0');
     return { outcome: 'refused', uptime, basis: code === 3 ? 'data-age' : 'uptime' };
   }
-  if (code !== 0 && code !== 1 && code !== 4) return fail('unknown reply code (expected 0 to 5)');
+  if (code !== 0 && code !== 1 && code !== 4 && code !== 6)
+    return fail('unknown reply code (expected 0 to 6)');
   const time = raw.length === 3 ? integerOf(raw[2]) : undefined;
   if (time === undefined || time < 0)
     return fail("expected {code, value, time} with the server's time in ms");
@@ -333,6 +354,10 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
   if (code === 0) {
     if (value === undefined || value < -2) return fail("the holder's ttl is not a PTTL reply");
     return { outcome: 'busy', holderTtl: value, time };
+  }
+  if (code === 6) {
+    if (value === undefined || value <= 0) return fail("the turn's ms left is not a whole number > 0");
+    return { outcome: 'busy', holderTtl: value, queued: true, time };
   }
   if (value === undefined || value < 0) return fail("the readers' ttl is not a whole number of ms ≥ 0");
   return { outcome: 'busy', holderTtl: value, readers: true, time };

@@ -8,30 +8,53 @@ import { UnexpectedReplyError } from './reply-checks';
  */
 
 /**
- * CLEAR_INTENT. KEYS: the writer-intent keys (`<lock key>:intent`). ARGV[1]: the acquisition's intent id,
- * ARGV[2]: as RELEASE's ARGV[2].
+ * CLEAR_INTENT. KEYS: the writer-intent keys (`<lock key>:intent`), then — fair waiting, ARGV[3] > 0 — the
+ * queues and the tickets' expiries of the same resources (`<lock key>:queue`, `<lock key>:queue:live`).
+ * ARGV[1]: the acquisition's intent id (its ticket too), ARGV[2]: as RELEASE's ARGV[2] ('' for none), ARGV[3]:
+ * how many resources have queues (0: none).
  *
  * Guarantees: an intent is deleted only while it holds this id — the intent is last-writer-wins, so another
- * waiting writer's is never touched; each deletion is announced on `<lock key>:released`, where readers kept
- * out by it wait. Returns how many intents were deleted.
+ * waiting writer's is never touched; only this ticket leaves a queue; each deletion is announced on
+ * `<lock key>:released`, where readers kept out by the intent, and waiters behind the ticket, wait. Returns how
+ * many intents and tickets were deleted.
  */
 export const CLEAR_INTENT_SCRIPT = script(`
+local queues = tonumber(ARGV[3] or '0')
+local intents = #KEYS - 2 * queues
 local cleared = 0
-for i = 1, #KEYS do
+for i = 1, intents do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
     cleared = cleared + 1${announce("string.sub(KEYS[i], 1, -8) .. ':released'", 'ARGV[2]')}
   end
 end
+for i = 1, queues do
+  local queue = KEYS[intents + i]
+  redis.call('ZREM', KEYS[intents + queues + i], ARGV[1])
+  if redis.call('ZREM', queue, ARGV[1]) == 1 then
+    cleared = cleared + 1${announce("string.sub(queue, 1, -7) .. ':released'", 'ARGV[2]')}
+  end
+end
 return cleared
 `);
 
-/** CLEAR_INTENT's KEYS and ARGV; `sharded`: the node is a Cluster (see `announce`). */
-export function clearIntentCall(intentKeys: readonly string[], intent: string, sharded = false): ScriptCall {
-  return { keys: intentKeys, args: sharded ? [intent, 's'] : [intent] };
+/**
+ * CLEAR_INTENT's KEYS and ARGV; `sharded`: the node is a Cluster (see `announce`); `queueKeys`: fair waiting's
+ * keys as the acquire request has them (queues, expiries, turn markers — the markers are not needed here).
+ */
+export function clearIntentCall(
+  intentKeys: readonly string[],
+  intent: string,
+  sharded = false,
+  queueKeys?: readonly string[],
+): ScriptCall {
+  if (!queueKeys || queueKeys.length === 0)
+    return { keys: intentKeys, args: sharded ? [intent, 's'] : [intent] };
+  const n = queueKeys.length / 3;
+  return { keys: [...intentKeys, ...queueKeys.slice(0, 2 * n)], args: [intent, sharded ? 's' : '', n] };
 }
 
-/** CLEAR_INTENT answers how many of the `count` intents it deleted. */
+/** CLEAR_INTENT answers how many of the `count` intents (and tickets) it deleted. */
 export function clearIntentReplyOf(node: string, raw: unknown, count: number): number {
   if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0 && raw <= count) return raw;
   throw new UnexpectedReplyError(node, 'the clear-intent script', raw, `expected a count from 0 to ${count}`);

@@ -1,0 +1,94 @@
+/**
+ * ACQUIRE's fair waiting (docs/DESIGN.md §18), as named Lua fragments: the queue of tickets per resource, a
+ * waiter joining it, the turn of its oldest live ticket once the lock is free, and the grant leaving it.
+ *
+ * KEYS after the guard markers, per resource: its queue (`<lock key>:queue`: ticket → arrival on this server's
+ * clock), then its tickets' expiries (`:queue:live`: ticket → expiry), then its turn marker (`:queue:turn`: when
+ * the current turn ends). ARGV[11]: '1' for a fair call ('' or absent: not fair), ARGV[12]: how long the
+ * acquisition has waited, in ms. The ticket is the intent id; ARGV[10] (the intent's ttl) is also the ticket's — 0: the call
+ * does not wait, so it checks the queue but takes no ticket.
+ */
+
+/** Whether this call is fair, and where its keys start. Runs after INTENT_ID. */
+export const FAIR_ARGS = `
+local fair = mode == 'w' and (ARGV[11] or '') ~= ''
+local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + (window > 0 and 2 or 0)
+`;
+
+/**
+ * Lua functions: `join_queue(nowms)` takes or renews this acquisition's ticket on every resource (first arrival
+ * kept: ZADD NX), `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still runs on any
+ * resource (nil: none), `leave_queue()` takes the ticket out and ends the turn (on a grant).
+ */
+export const FAIR_FUNCTIONS = `
+local function join_queue(nowms)
+  local ttl = tonumber(ARGV[10])
+  if not fair or ttl <= 0 then
+    return
+  end
+  local arrival = nowms - tonumber(ARGV[12])
+  for i = 1, n do
+    local queue, live = KEYS[qbase + i], KEYS[qbase + n + i]
+    redis.call('ZADD', queue, 'NX', arrival, intent_id)
+    redis.call('ZADD', live, nowms + ttl, intent_id)
+    if redis.call('PTTL', queue) < ttl then
+      redis.call('PEXPIRE', queue, ttl)
+    end
+    if redis.call('PTTL', live) < ttl then
+      redis.call('PEXPIRE', live, ttl)
+    end
+  end
+end
+
+local function live_head(i, nowms)
+  local queue, live = KEYS[qbase + i], KEYS[qbase + n + i]
+  local dead = redis.call('ZRANGEBYSCORE', live, '-inf', nowms, 'LIMIT', 0, 32)
+  if #dead > 0 then
+    redis.call('ZREM', queue, unpack(dead))
+    redis.call('ZREM', live, unpack(dead))
+  end
+  for _ = 1, 32 do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      return nil, nil
+    end
+    local expiry = tonumber(redis.call('ZSCORE', live, head))
+    if expiry and expiry > nowms then
+      return head, expiry
+    end
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', live, head)
+  end
+  return nil, nil
+end
+
+local function earlier_turn(nowms)
+  local left = nil
+  for i = 1, n do
+    local head, expiry = live_head(i, nowms)
+    if head and head ~= intent_id then
+      -- A turn begins the first time the lock is found free with an earlier ticket waiting, and ends when that
+      -- ticket would expire unless renewed (its holder retries well within): meanwhile only that ticket is
+      -- granted, then anyone for as long again, then the next turn — so disagreeing nodes cannot stall the lock.
+      local marker = KEYS[qbase + 2 * n + i]
+      local ends = tonumber(redis.call('GET', marker))
+      if not ends then
+        ends = expiry
+        redis.call('SET', marker, string.format('%.0f', ends), 'PX', 2 * (ends - nowms))
+      end
+      if nowms < ends then
+        left = math.max(left or 0, ends - nowms)
+      end
+    end
+  end
+  return left
+end
+
+local function leave_queue()
+  for i = 1, n do
+    redis.call('ZREM', KEYS[qbase + i], intent_id)
+    redis.call('ZREM', KEYS[qbase + n + i], intent_id)
+    redis.call('DEL', KEYS[qbase + 2 * n + i])
+  end
+end
+`;
