@@ -104,17 +104,21 @@ export function formatInspection(inspection: LockInspection, now = Date.now()): 
   const head =
     `${inspection.resource}: ${inspection.state}` +
     (inspection.fencingToken !== undefined ? `, fencing token ${inspection.fencingToken}` : '') +
-    (inspection.permits !== undefined ? `, ${inspection.permits} permits` : '');
+    (inspection.permits !== undefined ? `, ${inspection.permits} permits` : '') +
+    (inspection.waiting
+      ? `, ${inspection.waiting.count} waiting (the longest for ${inspection.waiting.oldestWait} ms)`
+      : '');
   const holders = table(
     ['owner', 'id', 'mode', 'permit', 'ttl', 'held for', 'nodes'],
     inspection.holders.map((holder) => holderRow(holder, now)),
   );
   const nodes = table(
-    ['node', 'holders', 'writer waiting', 'fencing token', 'error'],
+    ['node', 'holders', 'writer waiting', 'waiters in order', 'fencing token', 'error'],
     inspection.nodes.map((node) => [
       node.node,
       node.holders.map((holder) => holder.owner ?? holder.id).join(', ') || '-',
       node.writerWaiting ? 'yes' : '-',
+      node.waiters?.map((waiter) => waiter.owner ?? waiter.id).join(', ') || '-',
       node.fencingToken === undefined ? '-' : String(node.fencingToken),
       node.error ?? node.foreign ?? '',
     ]),

@@ -47,6 +47,23 @@ describe('nestjs-redlock inspect and holders (3 real nodes)', () => {
     );
   });
 
+  it('inspect shows fair waiters: how many, the longest wait, and each node in order', async () => {
+    const holder = await redlockOn(nodes, { owner: 'holder' });
+    const lock = await holder.acquire('order:7', { ttl: 20_000 });
+    const waiter = await redlockOn(nodes, { owner: 'patient-1', fair: true });
+    const waiting = waiter.acquire('order:7', { wait: 20_000 });
+    // Its ticket is on every node once its first attempt was answered by all.
+    for (;;) {
+      const view = await holder.inspect('order:7');
+      if (view.nodes.every((node) => node.waiters?.length === 1)) break;
+    }
+    const { stdout } = await cli('inspect', 'order:7', '--nodes', nodes.urls.join(','));
+    expect(stdout).toMatch(/^order:7: held, 1 waiting \(the longest for \d+ ms\)/);
+    expect(stdout.match(/\bpatient-1\b/g)).toHaveLength(3);
+    await lock.release();
+    await (await waiting).release();
+  });
+
   it('holders lists the held locks under a prefix, and says so when there is none', async () => {
     const redlock = await redlockOn(nodes, { owner: 'lister' });
     const locks = [
