@@ -88,6 +88,11 @@ export interface RedlockEventMap {
    * (docs/DESIGN.md §17): its grants do not count for the restart guard's window, as after a restart.
    */
   'clock-step': { node: string; step: number };
+  /**
+   * A fair waiter (`fair: true`, docs/DESIGN.md §18) learnt its place in the queue, or that it changed:
+   * `position` 1 goes next; `waited`: ms since the call came (its time queued in this process included).
+   */
+  waiting: { resources: readonly string[]; position: number; waited: number };
 }
 
 /** The name of an event of {@link RedlockEventMap}. */
@@ -107,6 +112,7 @@ export const EVENT_NAMES: readonly RedlockEventName[] = Object.freeze([
   'node-error',
   'node-recovered',
   'clock-step',
+  'waiting',
 ]);
 
 /** Refuses an unknown event name (suggesting the near one) and, with `listener`, a non-function. */

@@ -32,6 +32,8 @@ export interface NodeVote {
    * `holderTtl` more ms.
    */
   readonly queued?: boolean;
+  /** For `busy`, fair waiting: this waiter's place in that node's queue, from 1. */
+  readonly position?: number;
   /**
    * For `refused` (restart guard): how long ago the node started (or, in the guard's portable mode, since its
    * data was first seen), in ms.

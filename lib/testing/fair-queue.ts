@@ -22,12 +22,16 @@ export class FairQueueModel {
     return request.mode !== 'read' && request.queueKeys !== undefined;
   }
 
-  /** `join_queue`: takes or renews the ticket on every resource (its first arrival kept). */
-  join(request: AcquireRequest, ticket: string, nowMs: number): void {
+  /**
+   * `join_queue`: takes or renews the ticket on every resource (its first arrival kept); its place (the furthest
+   * back over the resources, from 1), or undefined when the call takes no ticket.
+   */
+  join(request: AcquireRequest, ticket: string, nowMs: number): number | undefined {
     const ttl = request.intentTtl ?? 0;
-    if (!FairQueueModel.isFair(request) || ttl <= 0) return;
+    if (!FairQueueModel.isFair(request) || ttl <= 0) return undefined;
     const n = request.keys.length;
     const keys = request.queueKeys!;
+    let place = 1;
     for (let i = 0; i < n; i++) {
       const queue = this.setAt(keys[i]);
       if (!queue.members.has(ticket)) queue.members.set(ticket, nowMs - (request.waited ?? 0));
@@ -37,7 +41,9 @@ export class FairQueueModel {
         set.writtenAt = this.now();
         if (this.keyspace.pttl(set) < ttl) set.expireAt = this.now() + ttl;
       }
+      place = Math.max(place, byScore(queue).findIndex(([member]) => member === ticket) + 1);
     }
+    return place;
   }
 
   /** `earlier_turn`: ms an earlier live ticket's turn still runs on any resource, or undefined. */

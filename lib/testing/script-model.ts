@@ -241,8 +241,8 @@ export class ScriptModel extends ModelServer {
       const holder = this.keyspace.get(request.keys[i]);
       if (holder !== undefined && holder.value !== request.owner) {
         if (rw && intentTtl > 0) this.keyspace.set(intents[i], ticket, intentTtl);
-        if (fair) this.queue.join(request, ticket, this.wallMs());
-        return { outcome: 'busy', holderTtl: this.keyspace.pttl(holder) };
+        const position = fair ? this.queue.join(request, ticket, this.wallMs()) : undefined;
+        return { outcome: 'busy', holderTtl: this.keyspace.pttl(holder), ...placeOf(position) };
       }
     }
     if (rw) {
@@ -252,14 +252,14 @@ export class ScriptModel extends ModelServer {
         if (set === undefined) continue;
         const last = Math.max(...set.members.values());
         setIntents();
-        if (fair) this.queue.join(request, ticket, nowMs);
-        return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true };
+        const position = fair ? this.queue.join(request, ticket, nowMs) : undefined;
+        return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true, ...placeOf(position) };
       }
       if (fair) {
         const turn = this.queue.earlierTurn(request, ticket, nowMs);
         if (turn !== undefined) {
-          this.queue.join(request, ticket, nowMs);
-          return { outcome: 'busy', holderTtl: turn, queued: true };
+          const position = this.queue.join(request, ticket, nowMs);
+          return { outcome: 'busy', holderTtl: turn, queued: true, ...placeOf(position) };
         }
         this.queue.leave(request, ticket);
       }
@@ -341,4 +341,9 @@ export class ScriptModel extends ModelServer {
       overwritesForeign: this.overwritesForeign,
     };
   }
+}
+
+/** A fair waiter's place in a busy answer, when it took a ticket. */
+function placeOf(position: number | undefined): { position?: number } {
+  return position === undefined ? {} : { position };
 }

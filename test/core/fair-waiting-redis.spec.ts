@@ -98,6 +98,8 @@ describe('fair waiting on real nodes', () => {
     const instances = await Promise.all(names.map((owner) => redlockOn(redisNodes, { fair: true, owner })));
     const order: string[] = [];
     const calls: Promise<void>[] = [];
+    const lastPlaces: number[] = [];
+    instances[4].on('waiting', ({ position }) => lastPlaces.push(position));
     for (const [i, redlock] of instances.entries()) {
       calls.push(
         redlock.acquire('line', { wait: 10_000 }).then(async (granted: Lock) => {
@@ -114,6 +116,9 @@ describe('fair waiting on real nodes', () => {
     await lock.release();
     await Promise.all(calls);
     expect(order).toEqual(names);
+    // The last one learnt it was fifth, and moved up (not necessarily by every step: it attempts on wake-ups).
+    expect(lastPlaces[0]).toBe(5);
+    expect(lastPlaces).toEqual([...lastPlaces].sort((a, b) => b - a));
     expect(await leftovers()).toEqual([]);
   });
 });

@@ -113,6 +113,10 @@ describe('fair waiting', () => {
       redlock: instance({ fair: true, owner: name }),
       i,
     }));
+    // Each waiter learns its place (the `waiting` event), and later that it moved up.
+    const places: [string, number][] = [];
+    for (const { name, redlock } of waiting)
+      redlock.on('waiting', ({ position }) => places.push([name, position]));
     const calls: Promise<Lock>[] = [];
     for (const waiter of waiting) {
       calls.push(waiter.redlock.acquire('r', { wait: 20_000 }));
@@ -120,6 +124,11 @@ describe('fair waiting', () => {
     }
     const view = await holder.inspect('r');
     expect(view.waiting?.count).toBe(3);
+    expect(places).toEqual([
+      ['w1', 1],
+      ['w2', 2],
+      ['w3', 3],
+    ]);
     expect(view.waiting?.oldestWait).toBeGreaterThanOrEqual(89);
     for (const node of view.nodes) expect(node.waiters?.map((w) => w.owner)).toEqual(['w1', 'w2', 'w3']);
     await lock.release();
@@ -132,6 +141,8 @@ describe('fair waiting', () => {
       await granted.release();
     }
     expect(order).toEqual(['w1', 'w2', 'w3']);
+    // w3 moved up to 2 once w1 had the lock, then to 1 (attempts refused during w2's turn or hold).
+    expect(places.filter(([name]) => name === 'w3').map(([, place]) => place)).toEqual([3, 2, 1]);
     expect(queueLeftovers()).toEqual([]);
   });
 

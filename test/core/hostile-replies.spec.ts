@@ -41,6 +41,8 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
     ['a grant whose time is negative', [1, '5', -1]],
     ['a busy answer whose time is nil', [0, 5, null]],
     ["an earlier waiter's turn of 0 ms", [6, 0, T]],
+    ['a place in the queue of 0', [6, 5, T, 0]],
+    ['a grant with a place in the queue', [1, '5', T, 1]],
     ['an earlier waiter\'s turn of "soon"', [6, 'soon', T]],
     ['nil', null],
     ['a one-element array', [1]],

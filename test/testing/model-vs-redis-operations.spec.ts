@@ -216,6 +216,7 @@ class OperationsDiff {
         r.outcome === m.outcome &&
         r.readers === m.readers &&
         r.queued === m.queued &&
+        r.position === m.position &&
         close('holderTtl') &&
         close('token');
       return same ? undefined : problem;

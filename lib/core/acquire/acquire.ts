@@ -24,6 +24,7 @@ import * as messages from '../messages';
 import { ACQUIRED, NOT_OWNER, VoteOutcome } from '../votes';
 import { clearIntents, releaseOnAll } from '../release';
 import { ReleaseWaiter } from './release-waiter';
+import { announcePlace, placeInQueue, positionedVote } from './queue-place';
 import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
 import { type RetryPoint, guardWaitOf, isSplit, quorumFreeIn, retryDelay } from './retry';
 import { driftOf, validUntil } from '../validity';
@@ -87,6 +88,8 @@ async function attemptUntilDecided(
   // Created on the first failed attempt: an uncontended acquisition never needs one.
   let waiter: ReleaseWaiter | undefined;
   let splits = 0;
+  // Fair waiting: the place last announced by a `waiting` event.
+  let place: number | undefined;
   try {
     for (let attempts = 1; ; attempts++) {
       // The previous attempt's keys are already being released: nothing of this acquisition to undo yet.
@@ -106,6 +109,8 @@ async function attemptUntilDecided(
         await releaseOnAll(plan, current.keys, current.owner, readersOf(current));
         throwIfAborted(signal, resources);
       }
+      if (request.queueKeys !== undefined && attempt.kind !== 'expired')
+        place = announcePlace(plan, resources, placeInQueue(attempt.votes, plan.quorum), place, arrivedAt);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
       waiter.failedAttempt(
         Math.max(MIN_RELEASE_GAP, plan.retryDelay),
@@ -339,6 +344,7 @@ function voteOfReply(reply: CountedReply, window: number): VoteOutcome {
         guardRemaining: Math.max(0, reply.window - reply.since),
       };
     case 'busy':
+      if (reply.position !== undefined) return positionedVote(reply);
       if (reply.readers) return { outcome: 'busy', holderTtl: reply.holderTtl, readers: true };
       return reply.queued
         ? { outcome: 'busy', holderTtl: reply.holderTtl, queued: true }

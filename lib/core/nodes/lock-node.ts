@@ -55,6 +55,8 @@ export type AcquireReply =
       readonly readers?: boolean;
       /** Fair waiting: the lock is free, but an earlier waiter's turn runs for `holderTtl` more ms (§18). */
       readonly queued?: boolean;
+      /** Fair waiting: this waiter's place in the node's queue, from 1 (the furthest back over the resources). */
+      readonly position?: number;
       readonly time?: number;
     }
   /**

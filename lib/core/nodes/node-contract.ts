@@ -50,7 +50,7 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireReply {
   if (node.repliesChecked === true) return reply as AcquireReply;
   const value = reply as Partial<
-    Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers' | 'queued' | 'time', unknown>
+    Record<'outcome' | 'token' | 'holderTtl' | 'uptime' | 'readers' | 'queued' | 'position' | 'time', unknown>
   > | null;
   const ok =
     typeof value === 'object' &&
@@ -60,6 +60,7 @@ export function checkedAcquireReply(node: LockNode, reply: unknown): AcquireRepl
         isSafeAtLeast(value.holderTtl, -2) &&
         (value.readers === undefined || value.readers === true) &&
         (value.queued === undefined || value.queued === true) &&
+        (value.position === undefined || isSafeAtLeast(value.position, 1)) &&
         isTime(value.time)) ||
       (value.outcome === 'refused' && isSafeAtLeast(value.uptime, 0)));
   if (!ok) throw new NodeContractError(node.name, 'acquire', `resolved ${showReply(reply)}`);

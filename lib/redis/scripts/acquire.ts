@@ -151,8 +151,7 @@ const GRANT_WRITER = `  for i = 1, n do
         redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
       end
       local nowms = now_ms()
-      join_queue(nowms)
-      return {0, redis.call('PTTL', KEYS[i]), nowms}
+      return queued_reply(0, redis.call('PTTL', KEYS[i]), nowms)
     end
   end
   if mode == 'w' then
@@ -168,8 +167,7 @@ const GRANT_WRITER = `  for i = 1, n do
               redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
             end
           end
-          join_queue(nowms)
-          return {4, math.max(0, tonumber(last[2]) - nowms), nowms}
+          return queued_reply(4, math.max(0, tonumber(last[2]) - nowms), nowms)
         end
       end
     end
@@ -177,8 +175,7 @@ const GRANT_WRITER = `  for i = 1, n do
       nowms = nowms or now_ms()
       local turn = earlier_turn(nowms)
       if turn then
-        join_queue(nowms)
-        return {6, turn, nowms}
+        return queued_reply(6, turn, nowms)
       end
       leave_queue()
     end
@@ -259,7 +256,7 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
  *
  * Reply: `{1, 0, time}` acquired without fencing, `{1, token, time}` acquired with fencing, `{0, holderPttl,
  * time}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms, time}` busy with readers
- * (the last of them expires in ms), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age,
+ * (the last of them expires in ms; a fair waiter's busy answers add its place in the queue as a fourth element), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age,
  * `{5, key, type}` a marker key holds data that is not the library's, `{6, ms, time}` (fair waiting) the lock
  * is free but an earlier waiter's turn runs for ms more. `time`: the server's `TIME` in ms when
  * it answered (the client's clock-step check, docs/DESIGN.md §17).
@@ -342,10 +339,14 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
   }
   if (code !== 0 && code !== 1 && code !== 4 && code !== 6)
     return fail('unknown reply code (expected 0 to 6)');
-  const time = raw.length === 3 ? integerOf(raw[2]) : undefined;
+  const time = raw.length === 3 || (raw.length === 4 && code !== 1) ? integerOf(raw[2]) : undefined;
   if (time === undefined || time < 0)
     return fail("expected {code, value, time} with the server's time in ms");
   const value = integerOf(raw[1]);
+  const position = raw.length === 4 ? integerOf(raw[3]) : undefined;
+  if (raw.length === 4 && (position === undefined || position < 1))
+    return fail('the place in the queue is not a whole number ≥ 1');
+  const place = position === undefined ? undefined : { position };
   if (code === 1) {
     if (!fencing) return value === 0 ? { outcome: 'acquired', token: 0, time } : fail('expected token 0');
     if (value === undefined || value <= 0) return fail('the fencing token is not a positive safe integer');
@@ -353,14 +354,14 @@ export function acquireReplyOf(node: string, raw: unknown, fencing: boolean): Ac
   }
   if (code === 0) {
     if (value === undefined || value < -2) return fail("the holder's ttl is not a PTTL reply");
-    return { outcome: 'busy', holderTtl: value, time };
+    return { outcome: 'busy', holderTtl: value, time, ...place };
   }
   if (code === 6) {
     if (value === undefined || value <= 0) return fail("the turn's ms left is not a whole number > 0");
-    return { outcome: 'busy', holderTtl: value, queued: true, time };
+    return { outcome: 'busy', holderTtl: value, queued: true, time, ...place };
   }
   if (value === undefined || value < 0) return fail("the readers' ttl is not a whole number of ms ≥ 0");
-  return { outcome: 'busy', holderTtl: value, readers: true, time };
+  return { outcome: 'busy', holderTtl: value, readers: true, time, ...place };
 }
 
 /** `{5, key, type}`: a restart-guard marker key holds data that is not the library's (scripts.ts). */
