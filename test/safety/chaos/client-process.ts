@@ -210,14 +210,15 @@ export class ClientProcess {
     return result;
   }
 
-  /** Asks the process to exit, then kills it by pid if it has not within `grace` ms. */
-  async close(grace = 2_000): Promise<void> {
+  /**
+   * Kills the process (by its pid) and waits for its exit. Everything it reports has been collected by then
+   * (each phase ends once its client stopped), so nothing is lost by not letting it exit on its own.
+   */
+  async close(): Promise<void> {
     this.closing = true;
     if (!this.running) return;
-    this.send({ type: 'exit' });
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), grace);
+    this.child.kill('SIGKILL');
     await this.exited;
-    clearTimeout(timer);
   }
 
   private send(message: ParentMessage): void {
