@@ -25,20 +25,19 @@ function ephemeralRange(): [number, number] | undefined {
   }
 }
 
+/** A cluster node also binds this much above its port (its bus). */
+const BUS_OFFSET = 10_000;
+
 /**
- * A random port outside the ephemeral range (or 0, the kernel's choice, where that range is unknown or
- * leaves nothing): while a node on such a port is down (killed, restarting), no outgoing connection of this
- * machine can take it as its local port and keep it from listening there again.
+ * A random port that lies, with its port + 10000 (a cluster node's bus), below the ephemeral range (or 0,
+ * the kernel's choice, where that range is unknown or leaves no room): while a node on such a port is down
+ * (killed, restarting), no outgoing connection of this machine can take either as its local port and keep
+ * the node from listening there again.
  */
 function candidate(): number {
-  const range = ephemeralRange();
-  if (!range) return 0;
-  const [low, high] = range;
-  const below = Math.max(0, low - FLOOR);
-  const above = Math.max(0, 65_535 - high);
-  if (below + above === 0) return 0;
-  const pick = Math.floor(Math.random() * (below + above));
-  return pick < below ? FLOOR + pick : high + 1 + (pick - below);
+  const low = ephemeralRange()?.[0];
+  if (low === undefined || low - BUS_OFFSET <= FLOOR) return 0;
+  return FLOOR + Math.floor(Math.random() * (low - BUS_OFFSET - FLOOR));
 }
 
 /** Binds `port` (0: any) on 127.0.0.1 and closes it: the port bound, or undefined if it was taken. */
@@ -57,7 +56,7 @@ function probe(port: number): Promise<number | undefined> {
 }
 
 /**
- * A TCP port on 127.0.0.1 that was free a moment ago (bind it, read it, close), outside the kernel's
+ * A TCP port on 127.0.0.1 that was free a moment ago (bind it, read it, close), below the kernel's
  * ephemeral range where that is known (see {@link candidate}).
  */
 export async function freePort(): Promise<number> {

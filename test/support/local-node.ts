@@ -93,7 +93,7 @@ export class LocalRedisNode implements RedisNodeHandle {
   /**
    * Starts the server again on its port. No retry: the old process has exited (kill() waits for it), which
    * frees its listening socket, redis-server binds with SO_REUSEADDR (its closed connections' TIME_WAIT does
-   * not block it), and the port is outside the ephemeral range (freePort), so no outgoing connection took it
+   * not block it), and the port is below the ephemeral range (freePort), so no outgoing connection took it
    * meanwhile. A PortInUseError here means another process bound it on purpose: waiting would not help.
    */
   async start(): Promise<void> {
