@@ -109,7 +109,8 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
   });
 
   it('read-write locks and permits keep every key of a resource in its slot (no CROSSSLOT)', async () => {
-    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    // A node timeout for a loaded machine (the default 50 ms once failed an extend here under load).
+    const redlock = new Redlock([client], { restartGuard: false, logger: false, nodeTimeout: 1_000 });
     try {
       const readers = await Promise.all([
         redlock.acquire('cluster:rw', { mode: 'read', fencing: true }),
