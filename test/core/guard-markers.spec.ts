@@ -4,7 +4,7 @@ import { acquireReplyOf } from '../../lib/redis/scripts';
 import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
 import { nodeError } from '../../lib/redlock.messages';
 import { useRedisNodes } from '../support';
-import { closeAll, delay, redlockOn } from './helpers';
+import { closeAll, redlockOn } from './helpers';
 
 /** The guard's window here: short, so nodes a couple of seconds old are past it. */
 const GUARD = { ttl: 100, restartGuard: 100 };
@@ -15,12 +15,8 @@ const GUARD = { ttl: 100, restartGuard: 100 };
  * holds and the fix, and the refusal does not blame a lock key or the network.
  */
 describe('restart-guard markers holding data that is not ours (3 real nodes)', () => {
-  const nodes = useRedisNodes(3, { afterEach: closeAll });
-
-  beforeAll(async () => {
-    // INFO counts whole seconds, less one: let the fresh nodes grow past the short window first.
-    await delay(2_100);
-  });
+  // INFO counts whole seconds, less one: the fresh nodes grow past the short window first.
+  const nodes = useRedisNodes(3, { afterEach: closeAll, pastGuard: GUARD.restartGuard });
 
   /** Runs `work` with an admin connection to each of the first `count` nodes. */
   async function onNodes<T>(count: number, work: (admin: Redis) => Promise<T>): Promise<T[]> {

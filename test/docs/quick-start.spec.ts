@@ -204,6 +204,9 @@ describe("README's quick start, run against 3 real nodes", () => {
     }
     // The negative control takes ~10 s (connect, then `wait`, against closed ports): started now, read last.
     unreachable = runNode(js.standaloneUnreachable, (child) => (unreachableChild = child));
+    // The two blocks that run first need the nodes past their restart guard: the NestJS block's window is its
+    // ttl, 5 s, the Without Nest block's the default ttl, 10 s. The compilation above usually took longer.
+    await waitForNodeAge(nodes, 10_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -214,11 +217,11 @@ describe("README's quick start, run against 3 real nodes", () => {
   });
 
   // The two blocks that need nodes past the restart guard come first, on the nodes started before the
-  // compilation (by now about as old as the guards ask); the blocks for fresh nodes then restart them.
+  // compilation (past the guards by now: the beforeAll waited for it); the blocks for fresh nodes then restart
+  // them.
   it('the NestJS block: two instances pay one order in turn, transfer locks both accounts, the cron runs once per tick', async () => {
     const { AppModule, OrdersService } = require(js.nest);
-    // ttl 5 s in the block: calls wait out the guard's rest; the nodes are past it first so no call waits on it.
-    await waitForNodeAge(nodes, 5_000);
+    // ttl 5 s in the block: calls wait out the guard's rest; the nodes are past it (beforeAll) so no call waits.
     const recorder = await recordKeyEvents(nodes);
     const logged: string[] = [];
     try {
@@ -338,8 +341,7 @@ describe("README's quick start, run against 3 real nodes", () => {
   }, 90_000);
 
   it('the Without Nest block runs to the end once the nodes are past the guard: both accounts, then the order', async () => {
-    // The block's window: the default ttl, 10 s (larger than the call's 5 s).
-    await waitForNodeAge(nodes, 10_000);
+    // The block's window: the default ttl, 10 s (larger than the call's 5 s); the nodes are past it (beforeAll).
     const recorder = await recordKeyEvents(nodes);
     try {
       const run = await runNode(js.standalone);

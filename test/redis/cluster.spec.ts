@@ -9,7 +9,7 @@ import {
   Redlock,
 } from '../../lib';
 import { slotOf } from '../../lib/redis/script-node/cluster-slots';
-import { NodeCommands, acquireOn, renewedTimes } from '../support';
+import { NodeCommands, acquireOn, renewedTimes, subscribeTo } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
 
 /**
@@ -109,7 +109,8 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
   });
 
   it('read-write locks and permits keep every key of a resource in its slot (no CROSSSLOT)', async () => {
-    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    // A node timeout for a loaded machine (the default 50 ms once failed an extend here under load).
+    const redlock = new Redlock([client], { restartGuard: false, logger: false, nodeTimeout: 1_000 });
     try {
       const readers = await Promise.all([
         redlock.acquire('cluster:rw', { mode: 'read', fencing: true }),
@@ -237,18 +238,31 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     return { broadcast, sharded };
   }
 
+  /** Resolves once some node of the cluster ran a SUBSCRIBE or SSUBSCRIBE of `channel` (monitors opened first). */
+  async function subscribedSomewhere(channel: string): Promise<{ done: Promise<void>; close(): void }> {
+    const monitors = await Promise.all(cluster.nodes.nodes.map((node) => NodeCommands.open([node])));
+    return {
+      done: Promise.any(monitors.map((monitor) => monitor.ran(subscribeTo(channel)))),
+      close: () => monitors.forEach((monitor) => monitor.close()),
+    };
+  }
+
   /** A holder, a waiter for the same resource, the holder's release: the waiter must wake on its announcement. */
   async function handOver(redlock: Redlock, resource: string): Promise<void> {
+    const key = `redlock:{${resource}}`;
     const held = await redlock.acquire(resource, { ttl: 30_000 });
-    const primary = await cluster.primaryOf(slotOf(`redlock:{${resource}}`));
+    const primary = await cluster.primaryOf(slotOf(key));
     const commands = await NodeCommands.open(
       cluster.nodes.nodes.filter((node) => node.url.endsWith(primary)),
     );
+    const subscribed = await subscribedSomewhere(`${key}:released`);
     const waiting = redlock.acquire(resource, { wait: 10_000 });
-    // Asleep until the release: its first attempt, then the one right after it subscribed (somewhere in the
-    // cluster: a SUBSCRIBE goes to any node), ran on the slot's primary. Acquire scripts only: the release
-    // that undoes the first attempt names the key too.
-    await commands.ran(acquireOn(`redlock:{${resource}}`), acquireOn(`redlock:{${resource}}`));
+    // Asleep until the release: its subscription ran (somewhere in the cluster: a SUBSCRIBE goes to any node,
+    // an SSUBSCRIBE to the slot's primary), and its first attempt, then the one right after it subscribed, ran
+    // on the slot's primary. Acquire scripts only: the release that undoes the first attempt names the key too.
+    await subscribed.done;
+    await commands.ran(acquireOn(key), acquireOn(key));
+    subscribed.close();
     commands.close();
     await redlock.release(held);
     await redlock.release(await waiting);
@@ -288,6 +302,15 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     await new Promise((resolve) => limited.once('ready', resolve));
     const redlock = new Redlock([limited], { restartGuard: false, logger: false });
     try {
+      // The first subscription of this client opens its subscriber connections and learns that SSUBSCRIBE is
+      // denied (then falls back to SUBSCRIBE): done here, before the waiter measured below, whose subscription
+      // is then one SUBSCRIBE on a connection already up (the library allows it 250 ms, once per acquisition).
+      const warmUp = 'redlock:{cluster:noshard:warm-up}';
+      const warmed = await subscribedSomewhere(`${warmUp}:released`);
+      const unwatch = await warmUpWatch(redlock, warmUp);
+      await warmed.done;
+      warmed.close();
+      unwatch();
       const before = await busPublishes();
       await handOver(redlock, 'cluster:noshard');
       // The announcements crossed the bus as PUBLISH (to the five other nodes each).
@@ -297,6 +320,23 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       limited.disconnect();
     }
   });
+
+  /**
+   * A release watch on `key` through the node's own channels, asked again (at once) while it fails: a first
+   * SSUBSCRIBE may miss its confirmation time while the subscriber connects, and only a refusal that comes
+   * in time switches the node to SUBSCRIBE.
+   */
+  async function warmUpWatch(redlock: Redlock, key: string): Promise<() => void> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await redlock.nodes[0].watch!([key], () => undefined);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
 
   // docs/DESIGN.md §7. A Cluster client does not keep send order (MOVED/ASK and TRYAGAIN retries run a command
   // after later ones): here the release of a waiter's failed attempt runs on the real cluster only after its

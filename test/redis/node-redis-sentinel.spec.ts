@@ -1,7 +1,7 @@
 import { createSentinel as createSentinel5 } from 'redis';
 import { createSentinel as createSentinel6 } from 'redis6';
 import { Redlock } from '../../lib';
-import { RedisNodes, eventually, startRedisNodes } from '../support';
+import { NodeCommands, RedisNodes, startRedisNodes, subscribeTo } from '../support';
 import { SentinelSet, startSentinelSet } from '../support/sentinel';
 
 /** A node-redis 5 or 6 sentinel: `createSentinel({ name, sentinelRootNodes })`. */
@@ -77,15 +77,15 @@ describe('node-redis createSentinel() as a node (primary + replica behind a sent
         // A waiter listens on the primary for the release announcement (node-redis 6: a duplicate() sentinel;
         // 5: the sentinel's own pub/sub connection). The release is decided at quorum: its settled count says
         // the sentinel's primary released it too.
+        // The primary's MONITOR shows the waiter's SUBSCRIBE once it ran: the channel is listed from then on.
+        const commands = await NodeCommands.open(set.primary.nodes);
         const waiter = redlock.acquire('nrs:1', { wait: 20_000 });
         const admin = set.primary.nodes[0].redis();
         try {
-          const channels = async () => (await admin.pubsub('CHANNELS', '*')) as string[];
-          const listening = await eventually(async () =>
-            (await channels()).includes('redlock:{nrs:1}:released'),
-          );
-          expect(listening).toBe(true);
+          await commands.ran(subscribeTo('redlock:{nrs:1}:released'));
+          expect(await admin.pubsub('CHANNELS', '*')).toContain('redlock:{nrs:1}:released');
         } finally {
+          commands.close();
           admin.disconnect();
         }
         expect((await (await redlock.release(lock)).settled).releasedOn).toBe(3);
@@ -103,6 +103,7 @@ describe('node-redis createSentinel() as a node (primary + replica behind a sent
 
   it.each(VERSIONS)('%s: locks land on the new primary after a failover', async (_, major) => {
     const sentinel = sentinelFrom(major);
+    const masters = masterChanges(sentinel);
     await sentinel.connect();
     const redlock = redlockOver(sentinel);
     try {
@@ -111,21 +112,50 @@ describe('node-redis createSentinel() as a node (primary + replica behind a sent
       const before = await set.primaryAddress();
       const after = await set.failover();
       expect(after).not.toBe(before);
-      // Once the sentinel follows, a lock's key is written on the new primary and released from all 3 nodes.
+      // The sentinel follows: it announces the new primary (told by the sentinel's +switch-master), and a
+      // command through it (run once its reconfiguration is done) lands there.
+      await masters.reached(after);
+      await sentinel.ping();
+      // A lock's key is then written on the new primary and released from all 3 nodes.
       const [host, port] = after.split(':');
-      const followed = await eventually(async () => {
-        const lock = await redlock.tryAcquire('nrs:after', { ttl: 5_000 });
-        if (!lock) return false;
-        const onNew = await newPrimaryValue(host, Number(port), 'redlock:{nrs:after}');
-        const releasedOn = (await (await redlock.release(lock)).settled).releasedOn;
-        return onNew === lock.value && releasedOn === 3;
-      }, 30_000);
-      expect(followed).toBe(true);
+      const lock = await redlock.tryAcquire('nrs:after', { ttl: 5_000 });
+      expect(lock).not.toBeNull();
+      expect(await newPrimaryValue(host, Number(port), 'redlock:{nrs:after}')).toBe(lock!.value);
+      expect((await (await redlock.release(lock!)).settled).releasedOn).toBe(3);
     } finally {
       await redlock.quit();
     }
   });
 });
+
+/**
+ * The primaries a node-redis sentinel switches to (its `topology-change` events of type MASTER_CHANGE, as
+ * host:port), from now on: `reached(address)` resolves once it switched to that one.
+ */
+function masterChanges(sentinel: Sentinel): { reached(address: string): Promise<void> } {
+  const seen: string[] = [];
+  const waiters = new Set<() => void>();
+  (sentinel as unknown as NodeJS.EventEmitter).on(
+    'topology-change',
+    (event: { type: string; node?: { host: string; port: number } }) => {
+      if (event.type !== 'MASTER_CHANGE' || !event.node) return;
+      seen.push(`${event.node.host}:${event.node.port}`);
+      for (const waiter of [...waiters]) waiter();
+    },
+  );
+  return {
+    reached: (address) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (!seen.includes(address)) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
 
 /** The value of `key` on the server at host:port, read with a fresh client. */
 async function newPrimaryValue(host: string, port: number, key: string): Promise<string | null> {

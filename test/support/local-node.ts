@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { Redis } from 'ioredis';
 import { forgetDir, removeOnExit } from './exit-cleanup';
 import { freePort } from './free-port';
-import { delay as sleep } from './waits';
 import { PortInUseError, RedisProcess } from './redis-process';
 import { ADMIN_CLIENT_OPTIONS, type RedisNodeHandle } from './types';
 
@@ -91,27 +90,22 @@ export class LocalRedisNode implements RedisNodeHandle {
     this.isPaused = false;
   }
 
+  /**
+   * Starts the server again on its port. No retry: the old process has exited (kill() waits for it), which
+   * frees its listening socket, redis-server binds with SO_REUSEADDR (its closed connections' TIME_WAIT does
+   * not block it), and the port is below the ephemeral range (freePort), so no outgoing connection took it
+   * meanwhile. A PortInUseError here means another process bound it on purpose: waiting would not help.
+   */
   async start(): Promise<void> {
     if (this.running) throw new Error(`node ${this.index} (port ${this.port}) is already running`);
-    let lastError: unknown;
-    for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-      try {
-        this.proc = await RedisProcess.start({
-          bin: this.bin,
-          port: this.port,
-          dir: this.dir,
-          extraArgs: this.extraArgs,
-          onLine: this.nextLog(),
-        });
-        this.isPaused = false;
-        return;
-      } catch (error) {
-        lastError = error;
-        if (!(error instanceof PortInUseError)) throw error;
-        await sleep(100 * (attempt + 1)); // old socket still lingering; it clears quickly
-      }
-    }
-    throw lastError;
+    this.proc = await RedisProcess.start({
+      bin: this.bin,
+      port: this.port,
+      dir: this.dir,
+      extraArgs: this.extraArgs,
+      onLine: this.nextLog(),
+    });
+    this.isPaused = false;
   }
 
   /** The lines the server's current process logged so far (since its last start). */

@@ -1,4 +1,4 @@
-import { delay as sleep } from './waits';
+import { delay } from './waits';
 import type { RedisNodes } from './types';
 
 /** Each node's `uptime_in_seconds`, as its `INFO server` reports it (whole wall-clock seconds). */
@@ -34,6 +34,6 @@ export async function waitForNodeAge(
       log(`  waiting ${seconds - youngest} s until the nodes are ${seconds} s old (restart guard)`);
       announced = true;
     }
-    await sleep(250);
+    await delay(250);
   }
 }

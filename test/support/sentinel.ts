@@ -6,8 +6,12 @@ import Redis from 'ioredis';
 import { forgetPid, killOnExit, removeOnExit } from './exit-cleanup';
 import { findOnPath } from './find-binary';
 import { freePort } from './free-port';
+import { NodeCommands } from './node-commands';
 import { startRedisNodes } from './provision';
 import type { RedisNodes } from './types';
+
+/** failover() gives up after this many NOGOODSLAVE refusals (each followed by the sentinel's next INFO of the replica). */
+const FAILOVER_ATTEMPTS = 5;
 
 /** A primary, one replica and one redis-sentinel watching them (quorum 1), all local processes. */
 export interface SentinelSet {
@@ -100,17 +104,21 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
     async failover() {
       const before = await primaryAddress();
       const from = logged.length;
-      // NOGOODSLAVE until the sentinel has seen the replica in sync: retry for a while.
-      const asked = Date.now() + 15_000;
-      for (;;) {
+      // The sentinel refuses (NOGOODSLAVE) until an INFO reply of the replica showed it in sync with the
+      // primary (a replica just added, or the old primary just turned replica): after a refusal, ask again
+      // once the sentinel ran its next INFO there (the replica's MONITOR shows it, opened before asking).
+      const replicaNode = [primary.nodes[0], replica.nodes[0]].find((n) => `${n.host}:${n.port}` !== before)!;
+      for (let attempt = 1; ; attempt++) {
+        const commands = await NodeCommands.open([replicaNode]);
         const client = admin();
         try {
           await client.call('SENTINEL', 'failover', name);
           break;
         } catch (error) {
-          if (!/NOGOODSLAVE/.test((error as Error).message) || Date.now() > asked) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 250));
+          if (!/NOGOODSLAVE/.test((error as Error).message) || attempt === FAILOVER_ATTEMPTS) throw error;
+          await commands.ran(([command]) => command === 'info');
         } finally {
+          commands.close();
           client.disconnect();
         }
       }

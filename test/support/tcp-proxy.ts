@@ -10,6 +10,15 @@ export interface TcpProxy {
   cut(): void;
   /** Accept and forward connections again. */
   heal(): void;
+  /** How many connections are open through the proxy now. */
+  readonly open: number;
+  /**
+   * Resolves once no connection is open through the proxy (at once if none is): each client socket closed,
+   * and for one the client ended cleanly, the target closed its side too (so the target has let go of it:
+   * the proxy ends its upstream side and forgets the connection when the target's end arrives). A connection
+   * that failed on either side is dropped at once.
+   */
+  drained(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,12 +72,14 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let closed = false;
   let healError: Error | undefined;
   const links = new Set<Link>();
+  const drainWaiters = new Set<() => void>();
 
   const drop = (link: Link): void => {
     link.cancel();
     link.client.destroy();
     link.upstream.destroy();
     links.delete(link);
+    if (links.size === 0) for (const drained of [...drainWaiters]) drained();
   };
   const dropAll = (): void => {
     for (const link of [...links]) drop(link);
@@ -123,6 +134,19 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     cut() {
       void stopListening();
       dropAll();
+    },
+    get open() {
+      return links.size;
+    },
+    drained() {
+      if (links.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const drained = () => {
+          drainWaiters.delete(drained);
+          resolve();
+        };
+        drainWaiters.add(drained);
+      });
     },
     heal() {
       if (closed || server) return;

@@ -1,3 +1,4 @@
+import { waitForNodeAge } from './node-age';
 import { startRedisNodes } from './provision';
 import type { RedisNodes, StartRedisNodesOptions } from './types';
 
@@ -9,14 +10,20 @@ export interface UseRedisNodesOptions extends StartRedisNodesOptions {
   readonly afterAll?: () => Promise<void>;
   /** false: no FLUSHALL after each test, the tests see the keys the earlier ones left. Default true. */
   readonly flushAfterEach?: boolean;
+  /**
+   * A restart-guard window in ms: the beforeAll also waits until every node is past it
+   * ({@link waitForNodeAge}), for blocks whose locks need nodes the guard (on by default) does not refuse.
+   */
+  readonly pastGuard?: number;
 }
 
 /**
  * The node fixture of a describe block: `count` real redis-server nodes started once (beforeAll), flushed
  * after each test (after `options.afterEach`; not with `flushAfterEach: false`), stopped at the end (after
- * `options.afterAll`). Jest runs a block's beforeAll and afterAll hooks in the order they are declared: a
- * beforeAll that needs the nodes goes after this call, and cleanup that must run before the nodes stop
- * goes in `options.afterAll`, not in an afterAll of the spec's own.
+ * `options.afterAll`); with `pastGuard`, that beforeAll resolves once the nodes are past that guard window.
+ * Jest runs a block's beforeAll and afterAll hooks in the order they are declared: a beforeAll that needs
+ * the nodes goes after this call, and cleanup that must run before the nodes stop goes in
+ * `options.afterAll`, not in an afterAll of the spec's own.
  *
  * Returns a handle that is the started {@link RedisNodes}: each of its members reads the nodes started by
  * the beforeAll, so it can be kept in a const and passed to helpers that take a RedisNodes. Used before
@@ -24,9 +31,16 @@ export interface UseRedisNodesOptions extends StartRedisNodesOptions {
  */
 export function useRedisNodes(count: number, options: UseRedisNodesOptions = {}): RedisNodes {
   let started: RedisNodes | undefined;
-  const { afterEach: cleanUpEach, afterAll: cleanUpAll, flushAfterEach = true, ...start } = options;
+  const {
+    afterEach: cleanUpEach,
+    afterAll: cleanUpAll,
+    flushAfterEach = true,
+    pastGuard,
+    ...start
+  } = options;
   beforeAll(async () => {
     started = await startRedisNodes(count, start);
+    if (pastGuard !== undefined) await waitForNodeAge(started, pastGuard);
   });
   afterEach(async () => {
     await cleanUpEach?.();

@@ -1,12 +1,5 @@
-import {
-  InvalidArgumentError,
-  LockLostError,
-  MemoryNode,
-  QuorumUnavailableError,
-  Redlock,
-  type RedlockOptions,
-  memoryNodes,
-} from '../../lib';
+import { InvalidArgumentError, LockLostError, QuorumUnavailableError, Redlock, memoryNodes } from '../../lib';
+import { useMemoryNodes } from './helpers';
 
 /**
  * In-memory nodes under faults a test asks for (pause, down, lost data) and under Jest's fake timers, which
@@ -14,24 +7,7 @@ import {
  * production; and nothing left running after `quit()`.
  */
 describe('memoryNodes(): faults, fake timers, production, open handles', () => {
-  const instances: Redlock[] = [];
-  let nodes: MemoryNode[];
-
-  function instance(options: RedlockOptions = {}): Redlock {
-    const redlock = new Redlock(nodes, { logger: false, owner: `app${instances.length}`, ...options });
-    instances.push(redlock);
-    return redlock;
-  }
-
-  beforeEach(() => {
-    nodes = memoryNodes();
-  });
-
-  afterEach(async () => {
-    for (const node of nodes) node.resume();
-    await Promise.all(instances.splice(0).map((redlock) => redlock.quit()));
-    jest.useRealTimers();
-  });
+  const { nodes, use, instance } = useMemoryNodes(() => jest.useRealTimers());
 
   describe('faults', () => {
     it('two paused nodes of three: acquire is unavailable after the node timeout; resumed, it works', async () => {
@@ -74,7 +50,7 @@ describe('memoryNodes(): faults, fake timers, production, open handles', () => {
     });
 
     it('with restartGuard: true, a node that lost its data refuses new locks for the guard window', async () => {
-      nodes = memoryNodes(3, { restartGuard: true });
+      use(memoryNodes(3, { restartGuard: true }));
       jest.useFakeTimers();
       const redlock = instance({ restartGuard: 1_000, ttl: 500 });
       // Fresh nodes count as just started: refused until they have been up for the window.

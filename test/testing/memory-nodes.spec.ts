@@ -1,12 +1,5 @@
-import {
-  LockBusyError,
-  LockRevokedError,
-  MemoryNode,
-  PermitCountMismatchError,
-  Redlock,
-  type RedlockOptions,
-  memoryNodes,
-} from '../../lib';
+import { LockBusyError, LockRevokedError, PermitCountMismatchError, memoryNodes } from '../../lib';
+import { useMemoryNodes } from './helpers';
 
 /**
  * In-memory nodes (lib/testing) through the public Redlock API, on real timers, with no Redis: what the Lua
@@ -14,23 +7,7 @@ import {
  * fencing, extension, release announcements, inspection, revocation, batched renewal.
  */
 describe('memoryNodes(): the lock scripts in memory, through the public API', () => {
-  const instances: Redlock[] = [];
-  let nodes: MemoryNode[];
-
-  /** A Redlock instance over the shared nodes (its own "process": its own owner label). */
-  function instance(options: RedlockOptions = {}): Redlock {
-    const redlock = new Redlock(nodes, { logger: false, owner: `app${instances.length}`, ...options });
-    instances.push(redlock);
-    return redlock;
-  }
-
-  beforeEach(() => {
-    nodes = memoryNodes();
-  });
-
-  afterEach(async () => {
-    await Promise.all(instances.splice(0).map((redlock) => redlock.quit()));
-  });
+  const { nodes, instance } = useMemoryNodes();
 
   it('makes three nodes by default, named memory-1..3, and as many as asked', () => {
     expect(nodes.map((node) => node.name)).toEqual(['memory-1', 'memory-2', 'memory-3']);

@@ -181,16 +181,17 @@ export class ClientProcess {
     this.send({ type: 'phase', phase });
   }
 
-  /** Asks the loop to stop and waits until the client reported its statistics (or died). */
-  async stopPhase(timeout = 15_000): Promise<PhaseReport> {
+  /**
+   * Asks the loop to stop and waits until the client reported its statistics, or died (its exit resolves
+   * `stopped` too, and logs it). No deadline of its own: on a loaded machine stopping may take a while (a
+   * section in progress finishes first); a client that never stops fails the test by its time limit.
+   */
+  async stopPhase(): Promise<PhaseReport> {
     if (!this.running) return this.report;
     const done = new Promise<void>((resolve) => (this.stopped = resolve));
     this.send({ type: 'stop' });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout)))]);
-    clearTimeout(timer);
+    await done;
     this.stopped = undefined;
-    if (!this.report.stats) this.report.logs.push(`did not stop within ${timeout} ms\n${this.stderrTail}`);
     return this.report;
   }
 
@@ -215,14 +216,15 @@ export class ClientProcess {
     return result;
   }
 
-  /** Asks the process to exit, then kills it by pid if it has not within `grace` ms. */
-  async close(grace = 2_000): Promise<void> {
+  /**
+   * Kills the process (by its pid) and waits for its exit. Everything it reports has been collected by then
+   * (each phase ends once its client stopped), so nothing is lost by not letting it exit on its own.
+   */
+  async close(): Promise<void> {
     this.closing = true;
     if (!this.running) return;
-    this.send({ type: 'exit' });
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), grace);
+    this.child.kill('SIGKILL');
     await this.exited;
-    clearTimeout(timer);
   }
 
   private send(message: ParentMessage): void {

@@ -22,7 +22,6 @@ let urls: readonly string[] = [];
 let base = 0n;
 /** performance.now() + perfOffset = ms since base (both read CLOCK_MONOTONIC). */
 let perfOffset = 0;
-let current: Promise<void> | undefined;
 let stopping: AbortController | undefined;
 let fenceSeq = 0;
 const fences = new Map<number, (accepted: boolean) => void>();
@@ -335,7 +334,7 @@ process.on('message', (message: ParentMessage) => {
       break;
     case 'phase':
       stopping = new AbortController();
-      current = runPhase(message.phase, stopping.signal).catch((error: unknown) =>
+      void runPhase(message.phase, stopping.signal).catch((error: unknown) =>
         send({ type: 'log', client, message: `phase failed: ${String((error as Error)?.stack ?? error)}` }),
       );
       break;
@@ -358,10 +357,6 @@ process.on('message', (message: ParentMessage) => {
       break;
     case 'continue':
       proceed?.();
-      break;
-    case 'exit':
-      stopping?.abort();
-      void Promise.resolve(current).finally(() => process.exit(0));
       break;
   }
 });

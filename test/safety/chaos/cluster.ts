@@ -219,25 +219,6 @@ export class ChaosCluster {
     return false;
   }
 
-  /** Resolves once every node's own uptime (whole seconds, as the restart guard reads it) is ≥ `seconds`. */
-  async waitForUptime(seconds: number): Promise<void> {
-    await Promise.all(
-      this.nodes.nodes.map(async (node) => {
-        const admin: Redis = node.redis();
-        try {
-          for (;;) {
-            const info = await admin.info('server');
-            const uptime = Number(/uptime_in_seconds:(\d+)/.exec(info)?.[1] ?? 0);
-            if (uptime >= seconds) return;
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        } finally {
-          admin.disconnect();
-        }
-      }),
-    );
-  }
-
   /**
    * Resolves once none of `keys` is on any of `nodes` (expired, or deleted): each node's keyspace
    * notifications for the keys wake a re-read, subscribed before the first read, so no change slips between.

@@ -73,8 +73,7 @@ export type ParentMessage =
   | { readonly type: 'fenced'; readonly seq: number; readonly accepted: boolean }
   /** Re-subscribe scenario: hold a lock and wait for it through `url` (one node), then continue when told. */
   | { readonly type: 'resubscribe'; readonly url: string }
-  | { readonly type: 'continue' }
-  | { readonly type: 'exit' };
+  | { readonly type: 'continue' };
 
 export type ClientMessage =
   | { readonly type: 'ready'; readonly client: number }

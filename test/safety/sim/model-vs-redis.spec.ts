@@ -5,7 +5,9 @@
  * release, the semaphore limit record, read-write locks, time passing past short ttls, FLUSHALL (data loss), markers restored or planted, a restart — runs
  * against both; every reply is compared (normalised as the node adapter does: `acquireReplyOf`, booleans,
  * counts) and, at checkpoints, every key's value and ttl. The simulation's verdicts are only as good as this
- * model, so the model must answer what Redis answers.
+ * model, so the model must answer what Redis answers. After the random sequence, one scripted sequence per
+ * outcome the test requires (SCRIPTS) produces it on purpose, compared the same way: coverage never depends on
+ * what a seed drew.
  *
  * Time: the model runs on the server's own clock (`TIME`, read just before each call). A reply that depends on
  * time (a token drawn from the clock, a data age, a holder's ttl) is compared within the few ms between that
@@ -189,6 +191,109 @@ type Op =
   | { kind: 'write'; key: string; value: string; ttl?: number }
   | { kind: 'restart' };
 
+/** What a scripted sequence is built from: the node's run_id, its clock (ms) and the model's uptime (ms). */
+interface ScriptContext {
+  readonly runId: string;
+  readonly now: number;
+  readonly uptime: number;
+}
+
+/** A plain acquire of resource `a` by `owner` for 2 s; `extra` adds guard, fencing or read-write fields. */
+const acquireA = (owner: string, extra: Partial<AcquireRequest> = {}, guard?: GuardArgs): Op => ({
+  kind: 'acquire',
+  request: {
+    keys: [lockKey('a')],
+    fenceKeys: [],
+    owner,
+    ttl: 2000,
+    guardWindow: 0,
+    guardKey: GUARD_KEY,
+    ...extra,
+  },
+  guard: guard ?? { runId: '', noInfo: false },
+});
+/** The read-write fields of a request on resource `a`. */
+const rwA = (mode: 'read' | 'write'): Partial<AcquireRequest> => ({
+  mode,
+  readerKeys: [readersKey('a')],
+  intentKeys: [intentKey('a')],
+  intent: 'i1',
+  intentTtl: 300,
+});
+const READERS_A = [readersKey('a')];
+const PERMITS_A = `${lockKey('a')}#permits`;
+/** A guard window far beyond any uptime or data age: refused. */
+const FAR = 100_000_000;
+
+/**
+ * For each outcome the coverage check asks for, operations that must produce it (each from a flushed node):
+ * run after the random ones, so the coverage never depends on what a seed happened to draw. The precise
+ * guard's windows need the node up for 2 s (`uptime_in_seconds − 1` ≥ 1): a sleep first tops it up.
+ */
+const SCRIPTS: Record<string, (c: ScriptContext) => Op[]> = {
+  'acquired:unguarded': () => [
+    acquireA('o1', { fenceKeys: [fenceKey('a')] }),
+    { kind: 'fence', keys: [lockKey('a')], fenceKeys: [fenceKey('a')], owner: 'o1', token: 1 },
+  ],
+  'busy:unguarded': () => [acquireA('o1'), acquireA('o2')],
+  'acquired:uptime': (c) => [
+    { kind: 'sleep', ms: Math.max(1, 2_500 - c.uptime) },
+    acquireA('o1', { guardWindow: 1 }, { runId: c.runId, noInfo: false }),
+  ],
+  'busy:uptime': (c) => [
+    { kind: 'sleep', ms: Math.max(1, 2_500 - c.uptime) },
+    acquireA('o1'),
+    acquireA('o2', { guardWindow: 1 }, { runId: c.runId, noInfo: false }),
+  ],
+  'refused:uptime': (c) => [acquireA('o1', { guardWindow: FAR }, { runId: c.runId, noInfo: false })],
+  'acquired:data-age': (c) => [
+    { kind: 'write', key: SINCE_KEY, value: String(Math.floor(c.now - 100_000)) },
+    acquireA('o1', { guardWindow: 1_000 }, { runId: '', noInfo: true }),
+  ],
+  'busy:data-age': (c) => [
+    { kind: 'write', key: SINCE_KEY, value: String(Math.floor(c.now - 100_000)) },
+    acquireA('o1'),
+    acquireA('o2', { guardWindow: 1_000 }, { runId: '', noInfo: true }),
+  ],
+  'refused:data-age': () => [acquireA('o1', { guardWindow: FAR }, { runId: '', noInfo: true })],
+  [`foreign:${BOOT_KEY}`]: (c) => [
+    { kind: 'write', key: BOOT_KEY, value: '{"theme":"dark"}' },
+    acquireA('o1', { guardWindow: 1_000 }, { runId: c.runId, noInfo: false }),
+  ],
+  [`foreign:${SINCE_KEY}`]: () => [
+    { kind: 'write', key: SINCE_KEY, value: 'yesterday' },
+    acquireA('o1', { guardWindow: 1_000 }, { runId: '', noInfo: true }),
+  ],
+  'read:acquired': () => [acquireA('o1', rwA('read'))],
+  'read:busy': () => [acquireA('o1', rwA('write')), acquireA('o2', rwA('read'))],
+  'write:acquired': () => [acquireA('o1', rwA('write'))],
+  'write:busy:readers': () => [acquireA('o1', rwA('read')), acquireA('o2', rwA('write'))],
+  'read-extend:true': () => [
+    acquireA('o1', rwA('read')),
+    { kind: 'extend', keys: [lockKey('a')], owner: 'o1', ttl: 2000, readers: READERS_A },
+  ],
+  'read-extend:false': () => [
+    { kind: 'extend', keys: [lockKey('a')], owner: 'o2', ttl: 2000, readers: READERS_A },
+  ],
+  'extend-many:true': () => [
+    acquireA('o1'),
+    { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o1', ttl: 2000 }] },
+  ],
+  'extend-many:false': () => [
+    { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o2', ttl: 2000 }] },
+  ],
+  'read-release:removed': () => [
+    acquireA('o1', rwA('read')),
+    { kind: 'release', keys: [lockKey('a')], owner: 'o1', readers: READERS_A },
+  ],
+  'read-release:none': () => [{ kind: 'release', keys: [lockKey('a')], owner: 'o2', readers: READERS_A }],
+  'limit:agreed': () => [{ kind: 'limit', key: PERMITS_A, permits: 2, ttl: 2000 }],
+  'limit:disagreed': () => [
+    { kind: 'limit', key: PERMITS_A, permits: 2, ttl: 2000 },
+    { kind: 'limit', key: PERMITS_A, permits: 3, ttl: 2000 },
+  ],
+};
+
 /** Drives one real node and one model with the same random operations; throws at the first disagreement. */
 class Differential {
   private client!: Redis;
@@ -247,6 +352,26 @@ class Differential {
   private async time(): Promise<number> {
     const [seconds, micros] = (await this.client.time()) as [string | number, string | number];
     return Number(seconds) * 1000 + Number(micros) / 1000;
+  }
+
+  /**
+   * Runs the operations `build` makes (from the node's run_id, the clock and the model's uptime), compared
+   * as the random ones are, then a checkpoint; throws unless they produced `outcome` (a stats.outcomes key).
+   */
+  async scripted(outcome: string, build: (context: ScriptContext) => Op[]): Promise<void> {
+    const before = this.stats.outcomes[outcome] ?? 0;
+    this.model.now = await this.time();
+    const context = {
+      runId: this.runId,
+      now: this.model.env.scheduler.now,
+      uptime: this.model.server.uptimeForTest(),
+    };
+    const ops = build(context);
+    for (const op of ops) await this.apply(op, this.stats.ops);
+    await this.checkpoint(this.stats.ops);
+    if ((this.stats.outcomes[outcome] ?? 0) <= before) {
+      throw new Error(`the sequence for ${outcome} did not produce it: ${JSON.stringify(ops)}`);
+    }
   }
 
   async run(count: number): Promise<void> {
@@ -706,16 +831,22 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
 
   it(`${OPS} random operations: every reply and every key agree`, async () => {
     const diff = new Differential(nodes, SEED);
+    let randomOps = 0;
     await diff.start();
     try {
       await diff.run(OPS);
+      randomOps = diff.stats.ops;
+      // Then each outcome below once more, driven on purpose: the coverage does not depend on the seed.
+      for (const [outcome, build] of Object.entries(SCRIPTS)) {
+        await diff.scripted(outcome, (context) => [{ kind: 'flushall' }, ...build(context)]);
+      }
     } finally {
       await diff.stop();
     }
     const { stats } = diff;
     console.log(`model-vs-redis (seed ${SEED}): ${JSON.stringify(stats)}`);
     // Not vacuous: every kind of operation ran, and every acquire outcome (both guard modes) was compared.
-    expect(stats.ops).toBe(OPS);
+    expect(randomOps).toBe(OPS);
     expect(stats.restarts).toBe(1);
     for (const kind of [
       'acquire',
@@ -730,7 +861,7 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
     ]) {
       expect(stats.compared[kind]).toBeGreaterThan(0);
     }
-    for (const outcome of [
+    const outcomes = [
       'acquired:unguarded',
       'acquired:uptime',
       'acquired:data-age',
@@ -756,9 +887,10 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'read-release:none',
       'limit:agreed',
       'limit:disagreed',
-    ]) {
-      expect(stats.outcomes[outcome]).toBeGreaterThan(0);
-    }
+    ];
+    for (const outcome of outcomes) expect(stats.outcomes[outcome]).toBeGreaterThan(0);
+    // Each of them has its sequence (which failed above unless it produced it).
+    expect(Object.keys(SCRIPTS).sort()).toEqual([...outcomes].sort());
     expect(stats.checkpoints).toBeGreaterThan(OPS / CHECKPOINT_EVERY - 1);
     expect(stats.keysCompared).toBeGreaterThan(OPS / 10);
     // Calls too slow to decide (resynced) must stay rare, or the comparison would prove little.
