@@ -8,6 +8,7 @@
  * The full record of every phase is written to $TMPDIR/nestjs-redlock-chaos/seed-<seed>-<phase>.json.
  */
 import { ClockNodes, NodeClock, checkClockFollows, startClockNodes } from '../../support/clock-shim';
+import { waitForNodeAge } from '../../support';
 import { findExclusionViolations } from '../checkers/intervals';
 import { PhaseAnalysis, analyse, intervalsOf } from '../chaos/analysis';
 import { ChaosCluster, PhaseRun } from '../chaos/cluster';
@@ -131,7 +132,7 @@ describe(`clock steps: ${NODES} nodes under a clock shim, ${CLIENTS} client proc
     const c = cluster!;
     await checkClocks();
     // Fresh nodes have uptime 0 and the restart guard (rightly) refuses them: let them age past its window.
-    await c.waitForUptime(Math.ceil(MAX_TTL / 1000) + 1);
+    await waitForNodeAge(c.nodes, MAX_TTL);
     // The same draws for a plan's runs with the detection on and off (their timing still differs).
     const random = new Random(seed).fork(plan.nodes);
     const run = await c.runPhase(
