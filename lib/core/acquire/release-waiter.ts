@@ -7,6 +7,11 @@ import { type LockNode, type ReleaseListener, callNode } from '../nodes';
  */
 /** A holder ttl this much above the previous answer's (less the time since) means a new holder, in ms. */
 const NEW_HOLDER_SLACK = 5;
+/**
+ * How long after its subscriptions failed or were lost a waiter subscribes again, in ms: a confirmation that
+ * came too late on a loaded host, or a subscriber connection back up, is not given up for the whole wait.
+ */
+const RESUBSCRIBE_AFTER = 1_000;
 
 export class ReleaseWaiter {
   /** Set when a release of one of our keys was announced since the flag was last cleared. */
@@ -27,6 +32,8 @@ export class ReleaseWaiter {
   /** How the last sleep ended. */
   private lastWake: 'released' | 'timer' | 'other' | undefined;
   private state: 'none' | 'active' | 'unavailable' = 'none';
+  /** When the state last became `unavailable` (clock ms). */
+  private unavailableSince = 0;
   private unsubscribers: (() => void)[] = [];
   private wake: ReleaseListener | undefined;
 
@@ -38,13 +45,17 @@ export class ReleaseWaiter {
 
   /** Subscribes once (on every node that supports it); resolves whether announcements will arrive. */
   async subscribe(): Promise<boolean> {
+    if (this.state === 'unavailable' && this.clock.now() - this.unavailableSince >= RESUBSCRIBE_AFTER) {
+      this.close();
+      this.state = 'none';
+    }
     if (this.state !== 'none') {
       this.justSubscribed = false;
       return this.state === 'active';
     }
     const listener: ReleaseListener = (event) => {
       // A lost subscriber connection may swallow the announcement we wait for: poll from now on.
-      if (event === 'lost') this.state = 'unavailable';
+      if (event === 'lost') this.becameUnavailable();
       else this.announced = true;
       this.wake?.(event);
     };
@@ -58,9 +69,16 @@ export class ReleaseWaiter {
       if (result.status === 'fulfilled' && typeof result.value === 'function')
         this.unsubscribers.push(result.value);
     }
-    this.state = this.unsubscribers.length > 0 ? 'active' : 'unavailable';
+    if (this.unsubscribers.length > 0) this.state = 'active';
+    else this.becameUnavailable();
     this.justSubscribed = this.state === 'active';
     return this.state === 'active';
+  }
+
+  /** Announcements may be missed from now on: poll, and subscribe again after a while. */
+  private becameUnavailable(): void {
+    if (this.state !== 'unavailable') this.unavailableSince = this.clock.now();
+    this.state = 'unavailable';
   }
 
   /**
