@@ -192,8 +192,13 @@ function findHelpers(sources: ts.SourceFile[]): Helpers {
   const polls = new Set<string>();
   for (const source of sources) {
     const timers = timersPromisesNames(source);
+    // A sleep helper imported under another name (`delay as sleep`) waits as the helper it is.
+    const local = new Map(sleeps);
+    for (const [alias, imported] of importAliases(source)) {
+      if (!timers.has(alias) && sleeps.has(imported)) local.set(alias, sleeps.get(imported)!);
+    }
     forEachDefinition(source, (name, body) => {
-      if (POLL_NAME.test(name) && pollsOnRealClock(body, timers, sleeps)) polls.add(name);
+      if (POLL_NAME.test(name) && pollsOnRealClock(body, timers, local)) polls.add(name);
     });
   }
   return { sleeps, polls };
