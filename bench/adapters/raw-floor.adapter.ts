@@ -114,7 +114,8 @@ function floor(name: ImplName, { autoPipelining, scripts }: FloorVariant): Imple
         scripts
           ? clients[index]
               .evalsha(ACQUIRE_SCRIPT.sha, ...(scriptArgs(key, value, ttl, servers[index]) as [number]))
-              .then((reply) => reply === 1)
+              // A grant is `{1, token, time}` (the server's TIME rides along since the clock-step check).
+              .then((reply) => (Array.isArray(reply) ? reply[0] : reply) === 1)
           : clients[index].set(key, value, 'PX', ttl, 'NX').then((reply) => reply === 'OK');
 
       const lock: BenchLock = {
