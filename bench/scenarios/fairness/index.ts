@@ -51,7 +51,12 @@ export async function measureFairness(
     retries,
   }));
   const run = await runProcesses(jobs, durationMs, log, durationMs + waitBudgetMs + SLACK_MS);
-  if (run.lateMs > 50) log(`   ${impl}: a process began ${run.lateMs.toFixed(0)} ms late`);
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  log(
+    `   ${impl}: processes connected in ${seconds(run.readyMs)}, the last calls ended ` +
+      `${seconds(run.drainMs)} after the end` +
+      (run.lateMs > 50 ? `; a process began ${run.lateMs.toFixed(0)} ms late` : ''),
+  );
   return fairnessFigures(run.attempts, { ...run, workers: processes * workers });
 }
 

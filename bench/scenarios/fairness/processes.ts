@@ -41,6 +41,10 @@ export interface ProcessesResult {
   readonly endAt: number;
   /** The latest any child began after the start time (ms). */
   readonly lateMs: number;
+  /** From starting the processes until every one was connected (ms). */
+  readonly readyMs: number;
+  /** From the end until every process had finished its last call and exited (ms). */
+  readonly drainMs: number;
 }
 
 interface Child {
@@ -50,8 +54,11 @@ interface Child {
 }
 
 /** Starts one child; `ready` resolves at its ready line, `done` at its result (rejects with its reason). */
-function startChild(job: FairnessJob, log: (message: string) => void): Child {
-  const entry = childEntry();
+function startChild(
+  entry: { file: string; nodePath: string },
+  job: FairnessJob,
+  log: (message: string) => void,
+): Child {
   const child = spawn(process.execPath, [entry.file, JSON.stringify(job)], {
     // stdin stays open: the start line goes through it, and the child exits when it closes.
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -100,7 +107,10 @@ export async function runProcesses(
   log: (message: string) => void,
   timeoutMs: number,
 ): Promise<ProcessesResult> {
-  const children = jobs.map((job) => startChild(job, log));
+  // Transpiled before the clock starts: the first pass of a run pays it, not its figures.
+  const entry = childEntry();
+  const spawnedAt = sharedClock();
+  const children = jobs.map((job) => startChild(entry, job, log));
   const killAll = () => children.forEach((child) => child.process.kill('SIGKILL'));
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -108,6 +118,7 @@ export async function runProcesses(
   });
   try {
     await Promise.race([Promise.all(children.map((child) => child.ready)), timeout]);
+    const readyMs = sharedClock() - spawnedAt;
     const startAt = sharedClock() + START_MARGIN_MS;
     const endAt = startAt + durationMs;
     for (const child of children) child.process.stdin!.write(`${GO_PREFIX}${startAt} ${endAt}\n`);
@@ -117,6 +128,8 @@ export async function runProcesses(
       startAt,
       endAt,
       lateMs: Math.max(...results.map((result) => result.lateMs)),
+      readyMs,
+      drainMs: sharedClock() - endAt,
     };
   } catch (error) {
     killAll();
