@@ -54,6 +54,18 @@ export interface ScaleProfile {
     readonly heldTtl: number;
     readonly holdMs: number;
   };
+  /**
+   * Scenario 10: `processes` Node processes × `workers` workers on one resource, each call with a generous wait
+   * (nestjs-redlock `waitBudgetMs`; node-redlock and redlock-universal `retries` retries of 200 ms or so).
+   */
+  readonly fairness: {
+    readonly processes: number;
+    readonly workers: number;
+    readonly holdMs: number;
+    readonly durationMs: number;
+    readonly waitBudgetMs: number;
+    readonly retries: number;
+  };
 }
 
 const FULL: ScaleProfile = {
@@ -77,6 +89,7 @@ const FULL: ScaleProfile = {
     heldTtl: 10_000,
     holdMs: 4_000,
   },
+  fairness: { processes: 4, workers: 5, holdMs: 5, durationMs: 20_000, waitBudgetMs: 10_000, retries: 50 },
 };
 
 /** Scenario 8's largest count, left out by default: it alone takes longer than the rest of the run. */
@@ -103,6 +116,7 @@ const SMOKE: ScaleProfile = {
     heldTtl: 2_000,
     holdMs: 50,
   },
+  fairness: { processes: 2, workers: 2, holdMs: 5, durationMs: 1_000, waitBudgetMs: 10_000, retries: 50 },
 };
 
 /** `BENCH_SCALE=smoke` → tiny counts; anything else (or unset) → full. */

@@ -1,6 +1,7 @@
 import { BASELINE, type Implementation, runsIn } from './adapters';
 import { HELD_100K, type ScaleProfile } from './config';
 import { SCENARIOS, ScenarioId } from './scenarios';
+import { FAIRNESS_IMPLS } from './scenarios/fairness';
 
 /**
  * How long a run takes, from its configuration (rounds, iterations, durations, holds, counts), printed before
@@ -33,6 +34,12 @@ const COST = {
     'floor+autopipelining': 21,
     'floor+scripts+autopipelining': 21,
   } as Record<string, number>,
+  /**
+   * Scenario 10, per implementation: starting its processes and ending them (1.6 s, 2026-12-03, load 0.5);
+   * per peer, its waiters still retrying after the end (node-redlock 9.7 s, redlock-universal 1.6 s).
+   */
+  fairnessStartMs: 1_600,
+  fairnessPeerDrainMs: 5_000,
   /** Nodes answering at start, the wait until they are past the restart guard, the report. */
   startMs: 12_000,
 };
@@ -97,6 +104,18 @@ export function estimateScenarios(
     },
     // Six runs of the throughput duration: readers, permits, skewed links, then the two redis-semaphore peers.
     beyondMutex: () => 6 * scale.throughput.durationMs + 2_000,
+    // Per implementation: its processes starting and connecting, the run, the last waiters (long for peers).
+    fairness: (part) =>
+      part
+        .filter((impl) => FAIRNESS_IMPLS.includes(impl.name))
+        .reduce(
+          (sum, impl) =>
+            sum +
+            scale.fairness.durationMs +
+            COST.fairnessStartMs +
+            (impl.name === BASELINE ? 0 : COST.fairnessPeerDrainMs),
+          0,
+        ),
   };
   const own = (id: ScenarioId) => impls.filter((impl) => runsIn(impl, id));
   return SCENARIOS.filter((scenario) => !only?.length || only.includes(scenario.id)).map((scenario) => ({

@@ -11,9 +11,9 @@ export const nodeRedlock: Implementation = {
     'retryJitter 100 ms (≈ 2.2 s budget), driftFactor 0.01',
   extension: 'using(): extends when 500 ms (automaticExtensionThreshold) are left',
   retries: true,
-  async setup({ urls }: SetupOptions): Promise<BenchLock> {
+  async setup({ urls, retries }: SetupOptions): Promise<BenchLock> {
     const clients = await connectClients(urls);
-    const redlock = new NodeRedlock(clients);
+    const redlock = new NodeRedlock(clients, retries === undefined ? {} : { retryCount: retries });
     redlock.on('error', () => undefined);
     return {
       name: 'node-redlock',

@@ -19,13 +19,14 @@ export const redlockUniversal: Implementation = {
     'retryAttempts 3, retryDelay 200 ms (≈ 0.6 s budget), clockDriftFactor 0.01, per-command timeout 5 s',
   extension: 'using(): extends when 20 % of the ttl is left',
   retries: true,
-  async setup({ urls }: SetupOptions): Promise<BenchLock> {
+  async setup({ urls, retries }: SetupOptions): Promise<BenchLock> {
     const clients = await connectClients(urls);
     const adapters = clients.map((client) => new IoredisAdapter(client));
+    const retryAttempts = retries === undefined ? {} : { retryAttempts: retries };
     return {
       name: 'redlock-universal',
       async acquire(resource, ttl): Promise<UniversalHandle> {
-        const lock = createRedlock({ adapters, key: resource, ttl });
+        const lock = createRedlock({ adapters, key: resource, ttl, ...retryAttempts });
         return { lock, handle: await lock.acquire() };
       },
       async release(handle) {
@@ -33,7 +34,7 @@ export const redlockUniversal: Implementation = {
         await lock.release(inner);
       },
       async holdWhile(resource, ttl, work) {
-        await createRedlock({ adapters, key: resource, ttl }).using(work);
+        await createRedlock({ adapters, key: resource, ttl, ...retryAttempts }).using(work);
       },
       teardown: () => closeClients(clients),
     };

@@ -39,6 +39,11 @@ export interface SetupOptions {
   readonly waitBudgetMs: number;
   /** The scenario's lock ttl (each call passes it too; nestjs-redlock also takes it as its instance default). */
   readonly ttl: number;
+  /**
+   * Retries for the peers that count them (node-redlock's retryCount, redlock-universal's retryAttempts);
+   * default: their own defaults. Scenario 10 gives them enough to wait as long as nestjs-redlock's budget.
+   */
+  readonly retries?: number;
 }
 
 export interface Implementation {

@@ -89,6 +89,7 @@ const FIGURES: readonly FigureRow[] = [
     scenario: 'heldScale',
     keys: (m) => ['cpuPct', 'cpuUs', 'redisUs', 'heapKB', 'rssKB'].flatMap((prefix) => largest(prefix)(m)),
   },
+  { scenario: 'fairness', keys: key('grantsPerSec', 'jain', 'waitMaxOverP50', 'bypassMax') },
 ];
 
 /** Median figures, one row per figure, one column per implementation. */

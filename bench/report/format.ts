@@ -19,6 +19,8 @@ export function formatValue(value: number, unit: string): string {
       return `${value.toFixed(2)} KB`;
     case 'µs/s':
       return `${value.toFixed(2)} µs/s`;
+    case 'index':
+      return value.toFixed(3);
     case '%':
       return `${value.toFixed(1)} %`;
     case 'B':

@@ -397,6 +397,26 @@ export const TARGETS: readonly TargetDefinition[] = [
     format: times,
     read: (r) => flatness(r, metric),
   })),
+  // The goal of the issue "fair waiting", measured before that work lands: a miss here is today's state.
+  {
+    id: 's10-longest-wait-vs-median',
+    scenario: 10,
+    target: 'goal of fair waiting (measured only): across processes, the longest wait ≤ 3 × the median wait',
+    compare: '<=',
+    limit: 3,
+    format: times,
+    read: (r) => figure(r, 'fairness', US, 'waitMaxOverP50'),
+  },
+  {
+    id: 's10-jain',
+    scenario: 10,
+    target:
+      "goal of fair waiting (measured only): across processes, Jain's index of grants per worker ≥ 0.99",
+    compare: '>=',
+    limit: 0.99,
+    format: (value) => value.toFixed(3),
+    read: (r) => figure(r, 'fairness', US, 'jain'),
+  },
 ];
 
 function evaluate(definition: TargetDefinition, results: Results): TargetCheck {

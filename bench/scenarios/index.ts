@@ -1,6 +1,7 @@
 import { beyondMutex } from './beyond-mutex';
 import { contention } from './contention';
 import { decorator } from './decorator';
+import { fairness } from './fairness';
 import { heldScale } from './held-scale';
 import { memory } from './memory';
 import { scale } from './scale';
@@ -22,4 +23,5 @@ export const SCENARIOS: readonly Scenario[] = [
   memory,
   heldScale,
   beyondMutex,
+  fairness,
 ];

@@ -11,7 +11,8 @@ export type ScenarioId =
   | 'decorator'
   | 'memory'
   | 'heldScale'
-  | 'beyondMutex';
+  | 'beyondMutex'
+  | 'fairness';
 
 /** The rows of the decorator scenario (6): the same locked work behind each face of the library. */
 export const DECORATOR_ROWS = {
