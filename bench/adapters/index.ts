@@ -1,4 +1,4 @@
-import { nestjsRedlock, nestjsRedlockGuardOff } from './nestjs-redlock.adapter';
+import { nestjsRedlock, nestjsRedlockFair, nestjsRedlockGuardOff } from './nestjs-redlock.adapter';
 import {
   nestjsRedlockIoredisPassedIn,
   nestjsRedlockIovalkey,
@@ -23,6 +23,7 @@ export type { BenchLock, ImplName, Implementation, SetupOptions } from './types'
 export const IMPLEMENTATIONS: readonly Implementation[] = [
   nestjsRedlock,
   nestjsRedlockGuardOff,
+  nestjsRedlockFair,
   nodeRedlock,
   sesamecareRedlock,
   redlockUniversal,

@@ -28,7 +28,7 @@ export function benchLockOf(
 async function ourLock(
   name: ImplName,
   { urls, waitBudgetMs, ttl }: SetupOptions,
-  options: { readonly restartGuard?: false } = {},
+  options: { readonly restartGuard?: false; readonly fair?: true } = {},
 ): Promise<BenchLock> {
   const redlock = new Redlock([...urls], { logger: false, wait: waitBudgetMs, ttl, ...options });
   const states = await redlock.connect(5_000);
@@ -62,4 +62,15 @@ export const nestjsRedlockGuardOff: Implementation = {
   retries: true,
   scenarios: ['uncontended'],
   setup: (options) => ourLock('nestjs-redlock (guard off)', options, { restartGuard: false }),
+};
+
+/** The same with fair waiting (docs/DESIGN.md §18), in scenario 10 only: what ordering waiters costs and gives. */
+export const nestjsRedlockFair: Implementation = {
+  name: 'nestjs-redlock (fair)',
+  pkg: 'nestjs-redlock (lib/core, this repo)',
+  settings: 'as nestjs-redlock, with fair: true (scenario 10 only)',
+  extension: 'using(): auto-extension renews at a third of the ttl',
+  retries: true,
+  scenarios: ['fairness'],
+  setup: (options) => ourLock('nestjs-redlock (fair)', options, { fair: true }),
 };

@@ -20,6 +20,7 @@ export interface BenchLock {
 export type ImplName =
   | 'nestjs-redlock'
   | 'nestjs-redlock (guard off)'
+  | 'nestjs-redlock (fair)'
   | 'node-redlock'
   | 'sesamecare-redlock'
   | 'redlock-universal'

@@ -8,8 +8,16 @@ export { NO_EXCLUSION } from './protocol';
 
 const TITLE = 'Contention across processes: fairness of waiting';
 
-/** The implementations compared (the issue "fair waiting"): ours and the two peers with a distributed lock. */
-export const FAIRNESS_IMPLS: readonly string[] = ['nestjs-redlock', 'node-redlock', 'redlock-universal'];
+/**
+ * The implementations compared (the issue "fair waiting"): ours, ours with fair waiting, and the two peers with
+ * a distributed lock.
+ */
+export const FAIRNESS_IMPLS: readonly string[] = [
+  'nestjs-redlock',
+  'nestjs-redlock (fair)',
+  'node-redlock',
+  'redlock-universal',
+];
 
 /** Beyond the run itself: the children's start, and the waiters left at the end finishing their holds. */
 const SLACK_MS = 60_000;
