@@ -70,12 +70,18 @@ export interface ClientSink {
   readonly keepDeadlineOfFailedExtend: boolean;
   /** NEGATIVE CONTROL ONLY: semaphores as a per-node count accepted on a majority (redis-semaphore's design). */
   readonly perNodeCount: boolean;
+  /**
+   * A long-lived instance: it read every node's clock before the schedule's operations (one `inspect()`, not
+   * awaited), as its earlier locks or inspections would have — a later step is judged against that sample.
+   */
+  readonly warmUp: boolean;
   section(interval: Interval): void;
   anomaly(message: string): void;
 }
 
 /** Runs the client's operations one after another: acquire → critical section → release. */
 export async function runClient(client: SimClient, sink: ClientSink): Promise<void> {
+  if (sink.warmUp) client.redlock.inspect(client.ops[0].resources[0]).catch(() => undefined);
   for (let i = 0; i < client.ops.length; i++) {
     const op = client.ops[i];
     await sleep(client.clock, op.think);
