@@ -1,4 +1,4 @@
-import type { AcquireReply, AcquireRequest, ExtendItem, LockNode, NodeReading } from '../../../lib/core';
+import type { AcquireReply, AcquireRequest, ExtendItem, LockNode } from '../../../lib/core';
 import type { SimContext } from './context';
 import type { Subscription, VirtualServer } from './server';
 
@@ -85,16 +85,6 @@ export class Connection implements LockNode {
     return this.call('acquire', request.owner, run, (reply) => {
       if (reply.outcome !== 'refused' && reply.time !== undefined) this.sampled(readAt);
     });
-  }
-
-  /** INSPECT: the node's `TIME` and the keys as they are (the long-lived clients' first read, config.ts). */
-  inspect(keys: readonly string[]): Promise<NodeReading> {
-    let readAt = 0;
-    const run = () => {
-      readAt = this.context.scheduler.now;
-      return this.server.inspect(keys);
-    };
-    return this.call('inspect', '', run, () => this.sampled(readAt));
   }
 
   private sampled(readAt: number): void {
@@ -187,7 +177,7 @@ export class Connection implements LockNode {
     const { scheduler, counters } = context;
     counters.messages++;
     const label = context.tracing
-      ? `c${this.client}->${this.name} ${operation} ${owner ? context.ownerName(owner) : ''}`
+      ? `c${this.client}->${this.name} ${operation} ${context.ownerName(owner)}`
       : '';
     return new Promise<T>((resolve, reject) => {
       if (this.lost()) {
