@@ -153,8 +153,8 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     // Overlaps the clock-step detection covers (every holder had sampled the stepped node before the step): none.
     expect(violations(summary)).toBe(0);
     expect(summary.staleWritesAccepted).toBe(0);
-    // A quarter of the schedules stepped a running node's clock, and the instances saw steps (DESIGN §17).
-    expect(summary.clockSteps).toBeGreaterThan(SCHEDULES / 5);
+    // 15 % of the schedules stepped a running node's clock, and the instances saw steps (DESIGN §17).
+    expect(summary.clockSteps).toBeGreaterThan(SCHEDULES / 10);
     expect(summary.stepsSeen).toBeGreaterThan(0);
     // Not vacuous: locks were granted, extended and lost, faults were injected, messages were lost.
     expect(summary.schedules).toBe(SCHEDULES);
