@@ -23,6 +23,11 @@ async function main(args: string[]): Promise<void> {
     for (const failure of summary.failures) {
       console.log(`seed ${failure.seed}:\n  ${failure.findings.join('\n  ')}`);
     }
+    for (const example of summary.uncoveredExamples) {
+      console.log(
+        `seed ${example.seed} (uncovered: no earlier sample):\n  ${example.uncovered.join('\n  ')}`,
+      );
+    }
     return;
   }
   if (command === 'replay') {
@@ -32,6 +37,8 @@ async function main(args: string[]): Promise<void> {
     const { result, trace } = await runOne(seed, profile);
     console.log(trace.join('\n'));
     console.log(result.findings.length > 0 ? result.findings.join('\n') : 'no findings');
+    if (result.uncovered.length > 0)
+      console.log(`uncovered (no earlier sample):\n${result.uncovered.join('\n')}`);
     return;
   }
   throw new Error('usage: cli.ts run [profile] [count] [baseSeed] | replay <seed> [profile]');

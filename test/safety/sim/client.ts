@@ -70,12 +70,18 @@ export interface ClientSink {
   readonly keepDeadlineOfFailedExtend: boolean;
   /** NEGATIVE CONTROL ONLY: semaphores as a per-node count accepted on a majority (redis-semaphore's design). */
   readonly perNodeCount: boolean;
+  /**
+   * A long-lived instance: its earlier locks read every node's clock before the schedule's operations (see
+   * {@link warmUp}) — a later step is judged against that sample.
+   */
+  readonly warmUp: boolean;
   section(interval: Interval): void;
   anomaly(message: string): void;
 }
 
 /** Runs the client's operations one after another: acquire → critical section → release. */
 export async function runClient(client: SimClient, sink: ClientSink): Promise<void> {
+  if (sink.warmUp) void warmUp(client);
   for (let i = 0; i < client.ops.length; i++) {
     const op = client.ops[i];
     await sleep(client.clock, op.think);
@@ -96,6 +102,17 @@ export async function runClient(client: SimClient, sink: ClientSink): Promise<vo
       else sink.anomaly(`c${client.id} op ${i} (${op.kind}) failed unexpectedly: ${describeError(error)}`);
     }
   }
+}
+
+/**
+ * A long-lived instance's earlier lock: one try on a resource of its own, released at once; the answers
+ * (acquired or busy, each with the node's `TIME`) are its first samples of the nodes' clocks. Not awaited: the
+ * operations start as planned. (Not `inspect()`: its per-node timeout runs on real timers, not the instance's
+ * clock, so whether its samples count would depend on how fast the machine runs the schedule.)
+ */
+async function warmUp(client: SimClient): Promise<void> {
+  const lock = await client.redlock.tryAcquire(`warm-${client.id}`, { fencing: false }).catch(() => null);
+  if (lock) await client.redlock.release(lock).catch(() => undefined);
 }
 
 async function operate(client: SimClient, op: OpSpec, holder: string, sink: ClientSink): Promise<void> {

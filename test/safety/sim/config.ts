@@ -36,6 +36,16 @@ import type { ServerSpec } from './server';
  * readers overlap readers only. Controls: `read-ignores-writer` (nodes grant a reader while a writer holds the
  * lock) and `reader-client-clock` (a reader's expiry counted on a client clock running ahead of the node's,
  * as a client-computed expiry would be: the node drops the reader while it still works) must find overlaps.
+ *
+ * Clock steps of running nodes (docs/DESIGN.md §17): in 15 % of the `safe` and `safe-portable` schedules
+ * (every `clock-steps` one) one node's wall clock steps forward or back while it runs, once or twice — by
+ * 0.5–3 × ttl, or by a few ms (near the size the detection can see) — ending its keys early or lengthening
+ * them. In three quarters of those schedules the clients are long-lived instances: each read every node's clock
+ * (a lock of its own, tried and released) before the schedule's first operation; in the rest they are fresh,
+ * and the first answer they get from the stepped node is their baseline (what the detection cannot cover:
+ * world.ts counts such overlaps apart). `clock-steps-undetected` (the same schedules, `detectClockSteps: false`) must find overlaps;
+ * `majority-step` (3 of 5 nodes stepping forward together, fresh clients, every operation fenced) finds
+ * overlaps with the detection on, and its fenced writes must never interleave.
  */
 export type Profile =
   | 'safe'
@@ -52,7 +62,10 @@ export type Profile =
   | 'reorder-reused-owner'
   | 'read-ignores-writer'
   | 'reader-client-clock'
-  | 'semaphore-per-node-count';
+  | 'semaphore-per-node-count'
+  | 'clock-steps'
+  | 'clock-steps-undetected'
+  | 'majority-step';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -70,6 +83,9 @@ export const PROFILES: readonly Profile[] = [
   'read-ignores-writer',
   'reader-client-clock',
   'semaphore-per-node-count',
+  'clock-steps',
+  'clock-steps-undetected',
+  'majority-step',
 ];
 
 export interface OpSpec {
@@ -115,7 +131,9 @@ export type FaultSpec =
       readonly node: number;
       readonly client: number;
       readonly cutFor: number;
-    };
+    }
+  /** A running node's wall clock steps by `stepMs` (positive: forward): `TIME` and its keys' expiry move. */
+  | { readonly kind: 'step'; readonly at: number; readonly node: number; readonly stepMs: number };
 
 export interface WorldConfig {
   readonly seed: number;
@@ -131,6 +149,11 @@ export interface WorldConfig {
   /** Whether nodes offer release announcements (`LockNode.watch`). */
   readonly watch: boolean;
   readonly faults: readonly FaultSpec[];
+  /**
+   * Long-lived instances: each client reads every node's clock (a lock of its own) at the start, before its
+   * first operation — so a later step of a node's clock is judged against an earlier sample (DESIGN §17).
+   */
+  readonly warmUp: boolean;
 }
 
 const EPOCH_US = 1.7e15;
@@ -138,16 +161,31 @@ const EPOCH_US = 1.7e15;
 /** Profiles about restarts: 3 nodes, only crashes (1–4 per schedule). */
 const CRASHY: readonly Profile[] = ['no-guard', 'clock-back', 'guard-early-uptime', 'guard-early-data-age'];
 
+/**
+ * Profiles whose every schedule has a running node's clock step (a minority: one node): `safe` otherwise, with
+ * more contention (3 clients, 2 operations each, every one waiting) and no crashes, so that more steps meet a
+ * holder on exactly a quorum and a contender (without the detection: overlaps in about 0.4 % of them).
+ */
+const STEPPING: readonly Profile[] = ['clock-steps', 'clock-steps-undetected'];
+
+/**
+ * Share of the `safe` and `safe-portable` schedules with a running node's clock step: 15 % costs the main run
+ * about 4 % more CPU (a quarter cost 11 %: the warm-up locks and the retries after refusals).
+ */
+const STEP_SHARE = 0.15;
+
 /** Draws one schedule's configuration (swarm testing: every seed gets its own mix of features and faults). */
 export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldConfig {
   const crashy = CRASHY.includes(profile);
   const portable =
     profile === 'safe-portable' || profile === 'guard-early-data-age' || profile === 'clock-back';
-  const nodeCount = crashy ? 3 : rng.pick([3, 3, 3, 5, 5, 4]);
+  const majorityStep = profile === 'majority-step';
+  const nodeCount = crashy ? 3 : majorityStep ? 5 : rng.pick([3, 3, 3, 5, 5, 4]);
   // `reorder` and its control share one configuration: contention, no node faults, frequent reordering.
   const reorderControl = profile === 'reorder' || profile === 'reorder-reused-owner';
+  const stepping = STEPPING.includes(profile);
   const clientCount =
-    profile === 'skip-validity' || reorderControl || profile === 'semaphore-per-node-count'
+    profile === 'skip-validity' || reorderControl || profile === 'semaphore-per-node-count' || stepping
       ? 3
       : rng.int(2, 3);
   const ttl = profile === 'drift-beyond' ? rng.int(20, 80) : rng.int(20, 200);
@@ -215,7 +253,8 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
     }),
   );
 
-  const opsPerClient = rng.int(1, 2);
+  // The clock-step pair: 2 operations per client, each waiting (contenders retry while a copy ended early).
+  const opsPerClient = stepping ? 2 : rng.int(1, 2);
   const clients = Array.from({ length: clientCount }, (): ClientSpec => {
     const epsilon = clientDrift(rng, profile, driftFactor);
     const lateChance = rng.pick([0, 0, 0.1, 0.5]);
@@ -235,7 +274,11 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
 
   const horizon = opsPerClient * ttl * 1.5;
   const faultCount =
-    profile === 'drift-beyond' || profile === 'skip-validity' || reorderControl || semaphoreControl
+    profile === 'drift-beyond' ||
+    profile === 'skip-validity' ||
+    reorderControl ||
+    semaphoreControl ||
+    majorityStep
       ? 0
       : profile === 'safe' || profile === 'safe-portable'
         ? rng.int(0, 3)
@@ -243,6 +286,13 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
   const faults = Array.from({ length: faultCount }, () =>
     randomFault(rng, profile, horizon, ttl, nodeCount, clientCount),
   );
+  const steps =
+    stepping || ((profile === 'safe' || profile === 'safe-portable') && rng.chance(STEP_SHARE))
+      ? randomSteps(rng, horizon, ttl, nodeCount)
+      : majorityStep
+        ? majoritySteps(rng, horizon, ttl, nodeCount)
+        : [];
+  faults.push(...steps);
 
   if (profile === 'guard-early-uptime') {
     // Each node's first restart just before a tick of its wall clock's seconds: INFO then reports a whole
@@ -274,12 +324,35 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
       restartGuard: profile === 'no-guard' ? false : rng.chance(0.8) ? true : ttl + rng.int(0, ttl),
       autoExtend: true,
       logger: false,
+      detectClockSteps: profile !== 'clock-steps-undetected',
     },
     unsafeSkipValidityCheck: profile === 'skip-validity',
     unsafeReuseOwner: profile === 'reorder-reused-owner',
     watch: rng.chance(0.5),
     faults,
+    warmUp: steps.length > 0 && !majorityStep && rng.chance(0.75),
   };
+}
+
+/**
+ * Steps of one running node's clock (a minority), once or twice: forward (70 %) or back, by 0.5–3 × ttl — or,
+ * in a quarter of them, by 2–10 ms: near the size the detection can see (2 ms plus the two round trips), and
+ * near the lock's drift allowance (below it a step is harmless).
+ */
+function randomSteps(rng: Prng, horizon: number, ttl: number, nodes: number): FaultSpec[] {
+  const node = rng.int(0, nodes - 1);
+  return Array.from({ length: rng.int(1, 2) }, (): FaultSpec => {
+    const size = rng.chance(0.25) ? rng.real(2, 10) : rng.real(0.5, 3) * ttl;
+    return { kind: 'step', at: rng.real(0, horizon), node, stepMs: rng.chance(0.7) ? size : -size };
+  });
+}
+
+/** The `majority-step` control: a majority of the nodes (3 of 5) step forward together, by 0.5–3 × ttl. */
+function majoritySteps(rng: Prng, horizon: number, ttl: number, nodes: number): FaultSpec[] {
+  const at = rng.real(0, horizon);
+  const stepMs = rng.real(0.5, 3) * ttl;
+  const first = rng.int(0, nodes - 1);
+  return [0, 1, 2].map((i): FaultSpec => ({ kind: 'step', at, node: (first + i) % nodes, stepMs }));
 }
 
 /** ε of a client clock: within the drift factor (boundary values often), or 5× beyond it. */
@@ -312,8 +385,16 @@ function randomOp(
     kind,
     resources: several ? resources : [rng.pick(resources)],
     ttl: opTtl,
-    wait: drift ? ttl * 3 : short ? ttl * 5 : rng.pick([0, ttl / 2, ttl * 2, ttl * 5]),
-    fencing: rng.chance(0.9),
+    wait: drift
+      ? ttl * 3
+      : short
+        ? ttl * 5
+        : rng.pick(
+            STEPPING.includes(profile)
+              ? [ttl / 2, ttl * 2, ttl * 5, ttl * 5]
+              : [0, ttl / 2, ttl * 2, ttl * 5],
+          ),
+    fencing: rng.chance(0.9) || profile === 'majority-step',
     work:
       kind === 'using' ? rng.real(0, ttl * 4) : drift ? ttl * 2 : rng.real(short ? ttl / 2 : 0, ttl * 1.5),
     think: rng.real(0, ttl),
@@ -336,7 +417,10 @@ function randomFault(
   const at = rng.real(0, horizon);
   const node = rng.int(0, nodes - 1);
   const roll = rng.next();
-  if (CRASHY.includes(profile) || roll < 0.4) {
+  // The clock-step pair draws no crashes: a precise-mode node that restarted refuses for the rest of the
+  // schedule, and a stepped node's early-ended copy matters only to a holder on exactly a quorum — a node
+  // paused or cut off, not gone.
+  if (CRASHY.includes(profile) || (roll < 0.4 && !STEPPING.includes(profile))) {
     return { kind: 'crash', at, node, downFor: rng.chance(0.3) ? 0 : rng.real(0, ttl * 2) };
   }
   if (roll < 0.7) return { kind: 'pause', at, node, pausedFor: rng.real(0, ttl * 2) };

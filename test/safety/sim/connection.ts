@@ -52,6 +52,12 @@ export class Connection implements LockNode {
   /** Arrival times of requests re-sent late (the reordering fault) that no later request overtook yet. */
   private lateArrivals: number[] = [];
   private lastReply = 0;
+  /**
+   * The client's first sample of this node's clock (an answer carrying `TIME` that reached it): when the node
+   * read its clock for it, in true time. Undefined until then. The core's clock-step check judges every
+   * later answer against the samples before it; the first one is its baseline (docs/DESIGN.md §17).
+   */
+  firstSampleReadAt: number | undefined;
 
   constructor(
     private readonly context: SimContext,
@@ -66,14 +72,23 @@ export class Connection implements LockNode {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
-    return this.call('acquire', request.owner, () => {
+    let readAt = 0;
+    const run = () => {
       const reply = this.server.acquire(request);
+      readAt = this.context.scheduler.now;
       if (reply.outcome === 'refused') {
         if (reply.basis === 'data-age') this.context.counters.refusedDataAge++;
         else this.context.counters.refusedUptime++;
       }
       return reply;
+    };
+    return this.call('acquire', request.owner, run, (reply) => {
+      if (reply.outcome !== 'refused' && reply.time !== undefined) this.sampled(readAt);
     });
+  }
+
+  private sampled(readAt: number): void {
+    this.firstSampleReadAt ??= readAt;
   }
 
   fence(
@@ -151,7 +166,13 @@ export class Connection implements LockNode {
     });
   }
 
-  private call<T>(operation: string, owner: string, apply: () => T): Promise<T> {
+  /** One request and its reply; `delivered` sees the value as the reply reaches the client. */
+  private call<T>(
+    operation: string,
+    owner: string,
+    apply: () => T,
+    delivered?: (value: T) => void,
+  ): Promise<T> {
     const context = this.context;
     const { scheduler, counters } = context;
     counters.messages++;
@@ -185,7 +206,14 @@ export class Connection implements LockNode {
         const outcome = this.server.deliver(this.id, () => {
           const value = apply();
           if (context.tracing) context.trace(`${label} ran -> ${JSON.stringify(value)}`);
-          this.reply(label, () => resolve(value), reject);
+          this.reply(
+            label,
+            () => {
+              delivered?.(value);
+              resolve(value);
+            },
+            reject,
+          );
         });
         if (outcome === 'down') {
           if (context.tracing) context.trace(`${label} node down`);

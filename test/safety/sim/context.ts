@@ -29,4 +29,7 @@ export interface SimCounters {
   refusedDataAge: number;
   /** Requests that ran on their node after requests sent later on the same connection (reordering fault). */
   reordered: number;
+  /** Steps of running nodes' clocks injected, and the `clock-step` events the clients' instances emitted. */
+  clockSteps: number;
+  stepsSeen: number;
 }

@@ -88,6 +88,8 @@ export class SimPool {
     total.cpuMs = (used.user + used.system) / 1000;
     total.failures.sort((a, b) => a.seed - b.seed);
     total.failures.splice(options.keepFailures ?? 5);
+    total.uncoveredExamples.sort((a, b) => a.seed - b.seed);
+    total.uncoveredExamples.splice(options.keepFailures ?? 5);
     return total;
   }
 
@@ -129,7 +131,11 @@ export async function runParallel(
 }
 
 function merge(into: RunSummary, from: RunSummary): RunSummary {
-  const sum = { ...into, failures: [...into.failures, ...from.failures] };
+  const sum = {
+    ...into,
+    failures: [...into.failures, ...from.failures],
+    uncoveredExamples: [...into.uncoveredExamples, ...from.uncoveredExamples],
+  };
   for (const key of SUMMED) sum[key] += from[key];
   return sum;
 }
@@ -153,8 +159,15 @@ const SUMMED = [
   'messages',
   'lostMessages',
   'faults',
+  'clockSteps',
+  'stepsSeen',
   'overlaps',
   'staleTokens',
+  'uncoveredOverlaps',
+  'uncoveredSchedules',
+  'staleWrites',
+  'staleWritesAccepted',
+  'writesRejected',
   'anomalies',
   'failedSchedules',
 ] as const;

@@ -29,8 +29,20 @@ export interface RunSummary {
   refusedDataAge: number;
   /** Requests a node ran after ones sent later on the same connection (the reordering fault). */
   reordered: number;
+  /** Steps of running nodes' clocks injected; `clock-step` events the instances emitted. */
+  clockSteps: number;
+  stepsSeen: number;
   overlaps: number;
   staleTokens: number;
+  /** Overlaps the clock-step detection cannot prevent (no earlier sample of the stepped node), apart. */
+  uncoveredOverlaps: number;
+  uncoveredSchedules: number;
+  /** The first schedules with uncovered overlaps (seed + descriptions). */
+  readonly uncoveredExamples: WorldResult[];
+  /** Stale writes (interleaving without fencing), those a fenced register accepted, writes it rejected. */
+  staleWrites: number;
+  staleWritesAccepted: number;
+  writesRejected: number;
   anomalies: number;
   /** Schedules with at least one violation or anomaly. */
   failedSchedules: number;
@@ -105,8 +117,16 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     refusedUptime: 0,
     refusedDataAge: 0,
     reordered: 0,
+    clockSteps: 0,
+    stepsSeen: 0,
     overlaps: 0,
     staleTokens: 0,
+    uncoveredOverlaps: 0,
+    uncoveredSchedules: 0,
+    uncoveredExamples: [],
+    staleWrites: 0,
+    staleWritesAccepted: 0,
+    writesRejected: 0,
     anomalies: 0,
     failedSchedules: 0,
     failures: [],
@@ -192,8 +212,18 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
   summary.refusedUptime += result.counters.refusedUptime;
   summary.refusedDataAge += result.counters.refusedDataAge;
   summary.reordered += result.counters.reordered;
+  summary.clockSteps += result.counters.clockSteps;
+  summary.stepsSeen += result.counters.stepsSeen;
   summary.overlaps += result.overlaps;
   summary.staleTokens += result.staleTokens;
+  summary.uncoveredOverlaps += result.uncoveredOverlaps;
+  summary.staleWrites += result.staleWrites;
+  summary.staleWritesAccepted += result.staleWritesAccepted;
+  summary.writesRejected += result.writesRejected;
+  if (result.uncoveredOverlaps > 0) {
+    summary.uncoveredSchedules++;
+    if (summary.uncoveredExamples.length < keep) summary.uncoveredExamples.push(result);
+  }
   summary.anomalies += result.anomalies.length;
   if (result.findings.length > 0) {
     summary.failedSchedules++;
@@ -214,8 +244,19 @@ export function formatSummary(summary: RunSummary): string {
     `${summary.extended} extended${summary.shortExtendFailed ? `, ${summary.shortExtendFailed} short extensions missed their quorum` : ''}); ` +
     `${summary.messages} messages (${summary.lostMessages} lost), ${summary.faults} faults ` +
     `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age; ` +
-    `${summary.reordered} requests reordered); ` +
-    `violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
+    `${summary.reordered} requests reordered)` +
+    (summary.clockSteps > 0 ? `; ${formatSteps(summary)}` : '') +
+    `; violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
     `${summary.anomalies} anomalies) in ${summary.failedSchedules} schedules`
+  );
+}
+
+/** The clock steps of running nodes: injected, seen, what the detection cannot cover, fenced writes. */
+function formatSteps(summary: RunSummary): string {
+  return (
+    `${summary.clockSteps} clock steps of running nodes (${summary.stepsSeen} clock-step events); ` +
+    `${summary.uncoveredOverlaps} overlaps uncovered (no earlier sample of the stepped node) in ` +
+    `${summary.uncoveredSchedules} schedules; writes: ${summary.staleWrites} stale (interleaving without ` +
+    `fencing), ${summary.staleWritesAccepted} accepted by the fenced register, ${summary.writesRejected} rejected`
   );
 }

@@ -7,8 +7,9 @@ export type { Subscription } from '../../../lib/testing';
 /**
  * The simulation's Redis server: the shipped model of the scripts (`lib/testing`, the one the in-memory nodes
  * run, checked against real Redis by `model-vs-redis.spec.ts`) with the simulation's knobs layered on — a
- * wall clock with its own offset and rate (stepped back on restart for the insane-clocks control), persistence
- * that loses the last writes of a crash, and the negative controls' planted deviations.
+ * wall clock with its own offset and rate (stepped back on restart for the insane-clocks control, stepped
+ * either way while running, keys' expiry following those steps), persistence that loses the last writes of a
+ * crash, and the negative controls' planted deviations.
  */
 
 /** What a server needs from its surroundings: the true time (ms) and, for shuffling a paused backlog, a PRNG. */
@@ -60,21 +61,31 @@ export interface ServerSpec {
   readonly persistenceLag: number | undefined;
 }
 
-/** The server's wall clock: offset and rate against true time, the offset stepped back on restarts. */
+/**
+ * The server's wall clock: offset and rate against true time (`TIME`), the offset stepped back on restarts
+ * (the insane-clocks control), and the steps of a running node's clock (`stepMs`), which move both `TIME` and
+ * the clock keys expire by: Redis expires a key when its wall clock passes the key's absolute expiry, so a
+ * forward step of S ends every key S early and a backward step lengthens them by as much. Apart from steps,
+ * keys expire in true time: the skew is a constant offset (it cancels out of "now + ttl"), and the rate
+ * (1 ± 10⁻⁴) is folded into the client's drift, which stands for the drift between client and node.
+ */
 class SkewedClock {
+  /** Sum of the steps of this running node's clock so far, in ms (positive: forward). */
+  stepMs = 0;
+
   constructor(
     private readonly context: ServerEnvironment,
     public offsetUs: number,
     private readonly rate: number,
   ) {}
   now(): number {
-    return this.context.scheduler.now;
+    return this.context.scheduler.now + this.stepMs;
   }
   wallMicros(): number {
     return this.wallUsAt(this.context.scheduler.now);
   }
   wallUsAt(time: number): number {
-    return Math.floor(this.offsetUs + this.rate * time * 1000);
+    return Math.floor(this.offsetUs + this.rate * time * 1000 + this.stepMs * 1000);
   }
 }
 
@@ -101,7 +112,17 @@ export class VirtualServer extends ScriptModel {
     const lag = this.spec.persistenceLag;
     // The lost writes are dropped (rather than reverted to older values): a lock key of the current holder
     // vanishes, a fence counter falls back to nothing — what the restart guard and server time must cover.
-    super.crash(lag === undefined ? -Infinity : this.context.scheduler.now - lag);
+    // Writes are stamped on the expiry clock (`now()`, steps included), so a step between a write and the
+    // crash shifts what is lost by the step: a lag like any other.
+    super.crash(lag === undefined ? -Infinity : this.skewed.now() - lag);
+  }
+
+  /**
+   * Steps this running node's wall clock by `ms` (positive: forward), as an NTP step, a resumed VM or
+   * `date -s` would: `TIME` moves by `ms` at once, and so does every key's remaining life (forward: shorter).
+   */
+  stepClock(ms: number): void {
+    this.skewed.stepMs += ms;
   }
 
   /** Starts again (after crash()): uptime from now, a new run_id; `bootWallUs` overrides the start time. */

@@ -1,6 +1,9 @@
 import { RedlockCore } from '../../../lib/core';
+import { replayFencedWrites } from '../checkers/fenced-register';
 import {
   Interval,
+  OverAdmission,
+  Overlap,
   findExclusionViolations,
   findOverAdmissions,
   findStaleTokens,
@@ -28,13 +31,36 @@ export interface WorldResult {
   readonly stats: OpStats;
   readonly counters: SimCounters;
   readonly sections: number;
-  /** Safety violations: overlapping sections, stale tokens. */
+  /** Safety violations: overlapping sections (over-admissions included), stale tokens. */
   readonly overlaps: number;
   readonly staleTokens: number;
+  /**
+   * Overlaps (and over-admissions) the clock-step detection cannot prevent, not counted in `overlaps`: the later
+   * holder's instance had no sample of a node before that node's clock stepped forward — its first answer was
+   * the baseline (docs/DESIGN.md §17, "Not covered"). Only with the detection on.
+   */
+  readonly uncoveredOverlaps: number;
+  /**
+   * The holders' writes to their resources (checkers/fenced-register.ts): stale ones — which interleave with
+   * another holder's on a register that ignores tokens —, those a fenced register still let interleave, and
+   * those it rejected.
+   */
+  readonly staleWrites: number;
+  readonly staleWritesAccepted: number;
+  readonly writesRejected: number;
   /** Everything else that must never happen: expired grants, unexpected errors, stuck clients, bad timers. */
   readonly anomalies: readonly string[];
   /** Human-readable descriptions of every violation and anomaly. */
   readonly findings: readonly string[];
+  /** Descriptions of the uncovered overlaps. */
+  readonly uncovered: readonly string[];
+}
+
+/** A step of a running node's clock, as injected. */
+interface InjectedStep {
+  readonly at: number;
+  readonly node: number;
+  readonly stepMs: number;
 }
 
 /**
@@ -54,6 +80,8 @@ export class World implements SimContext {
     refusedUptime: 0,
     refusedDataAge: 0,
     reordered: 0,
+    clockSteps: 0,
+    stepsSeen: 0,
   };
   readonly lines: string[] = [];
   readonly servers: VirtualServer[];
@@ -63,6 +91,9 @@ export class World implements SimContext {
   private readonly owners = new Map<string, string>();
   private readonly clients: SimClient[] = [];
   private readonly connections: Connection[][] = [];
+  private readonly steps: InjectedStep[] = [];
+  /** Per client: the `clock-step` events its instance emitted (node name, true time). */
+  private readonly stepsSeen: { node: string; at: number }[][] = [];
   private finished = 0;
 
   constructor(
@@ -103,6 +134,15 @@ export class World implements SimContext {
         unsafeReuseOwner: config.unsafeReuseOwner,
       });
       this.clients.push({ id, redlock, clock, ops: spec.ops, connections });
+      const seen: { node: string; at: number }[] = [];
+      this.stepsSeen.push(seen);
+      if (config.faults.some((fault) => fault.kind === 'step')) {
+        redlock.on('clock-step', ({ node, step }) => {
+          this.counters.stepsSeen++;
+          seen.push({ node, at: this.scheduler.now });
+          if (this.tracing) this.trace(`c${id} CLOCK-STEP seen on ${node}: ${step} ms`);
+        });
+      }
     });
     for (const fault of config.faults) this.scheduler.at(fault.at, () => this.inject(fault));
     const sink: ClientSink = {
@@ -111,6 +151,7 @@ export class World implements SimContext {
       checkGrants: !config.unsafeSkipValidityCheck,
       keepDeadlineOfFailedExtend: config.profile === 'short-extend-old-deadline',
       perNodeCount: config.profile === 'semaphore-per-node-count',
+      warmUp: config.warmUp,
       section: (interval) => this.intervals.push(interval),
       anomaly: (message) => this.anomalies.push(message),
     };
@@ -145,22 +186,28 @@ export class World implements SimContext {
       .filter((i) => i.permit !== undefined)
       .map((i) => ({ ...i, resource: `${i.resource}#${i.permit}` }));
     const locks = [...this.intervals.filter((i) => i.resource !== SEMAPHORE), ...perPermit];
-    const overAdmissions = findOverAdmissions(onPermits, SEMAPHORE_PERMITS);
-    const overlaps = findExclusionViolations(locks);
-    const stale = findStaleTokens(locks);
+    const { overlaps, overAdmissions, stale, uncovered } = this.classify(
+      findExclusionViolations(locks),
+      findOverAdmissions(onPermits, SEMAPHORE_PERMITS),
+      findStaleTokens(locks),
+      onPermits,
+    );
+    const writes = replayFencedWrites(locks, true);
+    const unfenced = replayFencedWrites(locks, false);
     const anomalies = [...this.anomalies];
     for (const client of this.clients) {
       if (client.clock.badDelays > 0)
         anomalies.push(`c${client.id}: ${client.clock.badDelays} timer(s) with a non-finite delay`);
     }
-    const show = (i: Interval) =>
-      `${i.holder} [${i.start.toFixed(4)}, ${i.end.toFixed(4)}] token=${i.token ?? '-'}`;
     const findings = [
-      ...overlaps.map((o) => `OVERLAP on ${o.first.resource}: ${show(o.first)} and ${show(o.second)}`),
+      ...overlaps.map((o) => this.describeOverlap(o)),
       ...stale.map((i) => `STALE TOKEN on ${i.resource}: ${show(i)}`),
       ...overAdmissions.map(
         (o) => `OVER-ADMISSION on ${o.resource} at ${o.at.toFixed(4)}: ${o.holders.join(', ')}`,
       ),
+      ...(writes.interleaved > 0
+        ? [`${writes.interleaved} stale writes accepted by a fenced register (two holders took turns)`]
+        : []),
       ...anomalies,
     ];
     return {
@@ -172,9 +219,95 @@ export class World implements SimContext {
       sections: this.intervals.length,
       overlaps: overlaps.length + overAdmissions.length,
       staleTokens: stale.length,
+      uncoveredOverlaps: uncovered.count,
+      staleWrites: unfenced.interleaved,
+      staleWritesAccepted: writes.interleaved,
+      writesRejected: writes.rejected,
       anomalies,
       findings,
+      uncovered: uncovered.descriptions,
     };
+  }
+
+  /**
+   * Sets apart what the clock-step detection cannot prevent (DESIGN §17, "Not covered": an instance with no
+   * earlier sample of a node whose clock stepped): an overlap or over-admission one of whose holders was
+   * granted uncovered ({@link uncoveredGrant}), and a stale token of a section in such an overlap. The rest
+   * counts as violations. Only with the detection on and a step injected.
+   */
+  private classify(
+    overlaps: Overlap[],
+    overAdmissions: OverAdmission[],
+    stale: Interval[],
+    onPermits: readonly Interval[],
+  ): {
+    overlaps: Overlap[];
+    overAdmissions: OverAdmission[];
+    stale: Interval[];
+    uncovered: { count: number; descriptions: string[] };
+  } {
+    const none = { count: 0, descriptions: [] };
+    if (this.steps.length === 0 || this.config.options.detectClockSteps === false)
+      return { overlaps, overAdmissions, stale, uncovered: none };
+    const blind = (i: Interval) => this.uncoveredGrant(i.holder, i.start);
+    const apart = overlaps.filter((o) => blind(o.first) || blind(o.second));
+    const admitted = overAdmissions.filter((o) =>
+      o.holders.some((holder) => onPermits.some((i) => i.holder === holder && blind(i))),
+    );
+    const staleApart = stale.filter((i) => apart.some((o) => o.first === i || o.second === i));
+    return {
+      overlaps: overlaps.filter((o) => !apart.includes(o)),
+      overAdmissions: overAdmissions.filter((o) => !admitted.includes(o)),
+      stale: stale.filter((i) => !staleApart.includes(i)),
+      uncovered: {
+        count: apart.length + admitted.length,
+        descriptions: [
+          ...apart.map((o) => this.describeOverlap(o)),
+          ...admitted.map(
+            (o) => `OVER-ADMISSION on ${o.resource} at ${o.at.toFixed(4)}: ${o.holders.join(', ')}`,
+          ),
+          ...staleApart.map((i) => `STALE TOKEN on ${i.resource} (of an uncovered overlap): ${show(i)}`),
+        ],
+      },
+    };
+  }
+
+  private describeOverlap(o: Overlap): string {
+    const steps = this.stepNotes(o.first) + this.stepNotes(o.second);
+    return `OVERLAP on ${o.first.resource}: ${show(o.first)} and ${show(o.second)}${steps}`;
+  }
+
+  /**
+   * Whether `holder` was granted at `at` (true time) while the detection could not see a step (DESIGN §17, "Not
+   * covered"): a node's clock stepped forward shortly before (within 2 × ttl: the longest a copy written before
+   * the step can still stand for its holder), and the holder's instance had no sample of that node read
+   * before the step — the first answer it got from the node was read after the step, its baseline.
+   */
+  private uncoveredGrant(holder: string, at: number): boolean {
+    const client = Number(holder.slice(1, holder.indexOf('#')));
+    const reach = 2 * this.config.options.ttl!;
+    return this.steps.some((step) => {
+      if (!(step.stepMs > 0 && step.at < at && at <= step.at + reach)) return false;
+      const first = this.connections[client][step.node].firstSampleReadAt;
+      return first === undefined || first >= step.at;
+    });
+  }
+
+  /** For a finding: the steps before `section`'s grant, and whether its instance had sampled the node and saw them. */
+  private stepNotes(section: Interval): string {
+    const client = Number(section.holder.slice(1, section.holder.indexOf('#')));
+    const notes = this.steps
+      .filter((step) => step.at < section.start)
+      .map((step) => {
+        const node = this.servers[step.node].name;
+        const seen = this.stepsSeen[client].filter((s) => s.node === node).map((s) => s.at.toFixed(2));
+        const first = this.connections[client][step.node].firstSampleReadAt;
+        return (
+          `${node} stepped ${step.stepMs.toFixed(2)} ms at ${step.at.toFixed(2)} ` +
+          `(c${client}'s first sample read at ${first?.toFixed(2) ?? 'never'}, steps seen at [${seen.join(', ')}])`
+        );
+      });
+    return notes.length > 0 ? `; ${notes.join('; ')}` : '';
   }
 
   private inject(fault: WorldConfig['faults'][number]): void {
@@ -202,6 +335,16 @@ export class World implements SimContext {
         connection.cutUntil = Math.max(connection.cutUntil, this.scheduler.now + fault.cutFor);
         return;
       }
+      case 'step':
+        // The clock steps whether the node is up, down or paused (it is the machine's clock).
+        server.stepClock(fault.stepMs);
+        this.counters.clockSteps++;
+        this.steps.push({ at: this.scheduler.now, node: fault.node, stepMs: fault.stepMs });
+        return;
     }
   }
+}
+
+function show(i: Interval): string {
+  return `${i.holder} [${i.start.toFixed(4)}, ${i.end.toFixed(4)}] token=${i.token ?? '-'}`;
 }
