@@ -49,7 +49,9 @@ export function acquirePlanOf(
     driftFactor: options.driftFactor,
     events,
     failures: new NodeFailures(events, clock),
-    clocks: options.detectClockSteps ? new NodeClocks(clock, events, options.logger) : undefined,
+    clocks: options.detectClockSteps
+      ? new NodeClocks(clock, events, options.logger, options.driftFactor)
+      : undefined,
     retryDelay: options.retryDelay,
     maxRetryDelay: options.maxRetryDelay,
     random: internals.random ?? Math.random,
