@@ -191,6 +191,7 @@ export class World implements SimContext {
       findOverAdmissions(onPermits, SEMAPHORE_PERMITS),
       findStaleTokens(locks),
       onPermits,
+      locks,
     );
     const writes = replayFencedWrites(locks, true);
     const unfenced = replayFencedWrites(locks, false);
@@ -232,7 +233,8 @@ export class World implements SimContext {
   /**
    * Sets apart what the clock-step detection cannot prevent (DESIGN §17, "Not covered": an instance with no
    * earlier sample of a node whose clock stepped): an overlap or over-admission one of whose holders was
-   * granted uncovered ({@link uncoveredGrant}), and a stale token of a section in such an overlap. The rest
+   * granted uncovered ({@link uncoveredGrant}), and a stale token of a section in such an overlap or below the
+   * token of an uncovered grant. The rest
    * counts as violations. Only with the detection on and a step injected.
    */
   private classify(
@@ -240,6 +242,7 @@ export class World implements SimContext {
     overAdmissions: OverAdmission[],
     stale: Interval[],
     onPermits: readonly Interval[],
+    locks: readonly Interval[],
   ): {
     overlaps: Overlap[];
     overAdmissions: OverAdmission[];
@@ -254,7 +257,15 @@ export class World implements SimContext {
     const admitted = overAdmissions.filter((o) =>
       o.holders.some((holder) => onPermits.some((i) => i.holder === holder && blind(i))),
     );
-    const staleApart = stale.filter((i) => apart.some((o) => o.first === i || o.second === i));
+    // A stale token of an uncovered overlap, or below a token an uncovered grant drew from a stepped clock (the
+    // nodes that kept that inflated counter lost it since): the same gap, seen through fencing.
+    const inflatedBefore = (i: Interval) =>
+      locks.some(
+        (p) => p.resource === i.resource && p.start < i.start && (p.token ?? 0) > (i.token ?? 0) && blind(p),
+      );
+    const staleApart = stale.filter(
+      (i) => apart.some((o) => o.first === i || o.second === i) || inflatedBefore(i),
+    );
     return {
       overlaps: overlaps.filter((o) => !apart.includes(o)),
       overAdmissions: overAdmissions.filter((o) => !admitted.includes(o)),
@@ -266,7 +277,10 @@ export class World implements SimContext {
           ...admitted.map(
             (o) => `OVER-ADMISSION on ${o.resource} at ${o.at.toFixed(4)}: ${o.holders.join(', ')}`,
           ),
-          ...staleApart.map((i) => `STALE TOKEN on ${i.resource} (of an uncovered overlap): ${show(i)}`),
+          ...staleApart.map(
+            (i) =>
+              `STALE TOKEN on ${i.resource} (of an uncovered overlap, or below an uncovered grant's token): ${show(i)}`,
+          ),
         ],
       },
     };
