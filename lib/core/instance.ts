@@ -49,9 +49,7 @@ export function acquirePlanOf(
     driftFactor: options.driftFactor,
     events,
     failures: new NodeFailures(events, clock),
-    clocks: options.detectClockSteps
-      ? new NodeClocks(clock, events, options.logger, options.driftFactor)
-      : undefined,
+    clocks: options.detectClockSteps ? new NodeClocks(clock, events, options.logger) : undefined,
     retryDelay: options.retryDelay,
     maxRetryDelay: options.maxRetryDelay,
     random: internals.random ?? Math.random,

@@ -54,26 +54,18 @@ export interface NodeClockReport {
  * server's `TIME` and this instance's monotonic clock, from the latest sample (not the best): each acquire
  * reply carries the server's `TIME`, read between the request's send and its answer's receipt, so the offset
  * is known within that round trip. When a new sample's bracket lies further from the last one than drift can
- * explain (the larger of {@link CLOCK_DRIFT_RATE} and `driftFactor`, × the time between them, + {@link CLOCK_SLACK}),
- * the clock stepped: a
+ * explain ({@link CLOCK_DRIFT_RATE} × the time between them + {@link CLOCK_SLACK}), the clock stepped: a
  * `clock-step` event names the node and the step, and its grants do not count for the window, as after a
  * restart (its keys may have expired early while another owner still holds a quorum).
  */
 export class NodeClocks {
   private readonly samples = new Map<string, ClockSample>();
 
-  /** The drift rate allowed between two samples: {@link CLOCK_DRIFT_RATE}, or the instance's `driftFactor` if larger. */
-  private readonly driftRate: number;
-
   constructor(
     private readonly clock: Clock,
     private readonly events: RedlockEvents,
     private readonly logger?: { warn(message: string): void },
-    driftFactor = 0,
-  ) {
-    // The validity already assumes clocks may drift by driftFactor: a drift it allows is no step here either.
-    this.driftRate = Math.max(CLOCK_DRIFT_RATE, driftFactor);
-  }
+  ) {}
 
   /**
    * `reply` from `node` to a request sent at `sent` (monotonic ms): records its `TIME`, and turns a grant
@@ -99,7 +91,7 @@ export class NodeClocks {
       this.samples.set(node, first);
       return first;
     }
-    const allowance = this.driftRate * Math.max(0, received - last.sent) + CLOCK_SLACK;
+    const allowance = CLOCK_DRIFT_RATE * Math.max(0, received - last.sent) + CLOCK_SLACK;
     const forward = lo - last.hi;
     const back = last.lo - hi;
     const step = forward > allowance ? forward : back > allowance ? -back : 0;
