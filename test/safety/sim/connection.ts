@@ -58,6 +58,8 @@ export class Connection implements LockNode {
    * later answer against the samples before it; the first one is its baseline (docs/DESIGN.md §17).
    */
   firstSampleReadAt: number | undefined;
+  /** Every sample's read time, in order (true time). */
+  readonly samplesReadAt: number[] = [];
 
   constructor(
     private readonly context: SimContext,
@@ -89,6 +91,7 @@ export class Connection implements LockNode {
 
   private sampled(readAt: number): void {
     this.firstSampleReadAt ??= readAt;
+    this.samplesReadAt.push(readAt);
   }
 
   fence(

@@ -295,15 +295,24 @@ export class World implements SimContext {
    * Whether `holder` was granted at `at` (true time) while the detection could not see a step (DESIGN §17, "Not
    * covered"): a node's clock stepped forward shortly before (within 2 × ttl: the longest a copy written before
    * the step can still stand for its holder), and the holder's instance had no sample of that node read
-   * before the step — the first answer it got from the node was read after the step, its baseline.
+   * before the step — the first answer it got from the node was read after the step, its baseline — or the
+   * node's steps since the instance's last sample before it add up to less than half of it (undone).
    */
   private uncoveredGrant(holder: string, at: number): boolean {
     const client = Number(holder.slice(1, holder.indexOf('#')));
     const reach = 2 * this.config.options.ttl!;
     return this.steps.some((step) => {
       if (!(step.stepMs > 0 && step.at < at && at <= step.at + reach)) return false;
-      const first = this.connections[client][step.node].firstSampleReadAt;
-      return first === undefined || first >= step.at;
+      const connection = this.connections[client][step.node];
+      const first = connection.firstSampleReadAt;
+      if (first === undefined || first >= step.at) return true;
+      // Also not covered (§17): the step mostly undone by the node's other steps between the instance's last
+      // sample before it and the grant — the offsets then agree within a round trip.
+      const last = Math.max(...connection.samplesReadAt.filter((readAt) => readAt < step.at));
+      const net = this.steps
+        .filter((other) => other.node === step.node && other.at > last && other.at < at)
+        .reduce((sum, other) => sum + other.stepMs, 0);
+      return Math.abs(net) < step.stepMs / 2;
     });
   }
 
