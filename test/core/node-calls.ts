@@ -23,6 +23,8 @@ export interface NodeCall {
   readonly keys: readonly string[];
   /** True once the node answered (or the call failed). */
   settled: boolean;
+  /** True when the call failed (rejected) instead of being answered. */
+  failed: boolean;
 }
 
 /**
@@ -61,13 +63,25 @@ export class NodeCalls {
         const original = methods[method];
         if (typeof original !== 'function') continue;
         methods[method] = (...args: unknown[]) => {
-          const call: NodeCall = { method, node: index, keys: keysOf(method, args), settled: false };
+          const call: NodeCall = {
+            method,
+            node: index,
+            keys: keysOf(method, args),
+            settled: false,
+            failed: false,
+          };
           this.calls.push(call);
           this.check();
-          return original.apply(node, args).finally(() => {
-            call.settled = true;
-            this.check();
-          });
+          return original
+            .apply(node, args)
+            .catch((error: unknown) => {
+              call.failed = true;
+              throw error;
+            })
+            .finally(() => {
+              call.settled = true;
+              this.check();
+            });
         };
       }
     });
@@ -108,6 +122,11 @@ export class NodeCalls {
   /** Calls of `method` sent to node `node` after the first `after` calls (of any kind, to any node). */
   sentAfter(method: NodeMethod, node: number, after: number): number {
     return this.calls.slice(after).filter((call) => call.method === method && call.node === node).length;
+  }
+
+  /** Calls of `method` that failed (rejected) so far. */
+  failures(method: NodeMethod): number {
+    return this.calls.filter((call) => call.method === method && call.failed).length;
   }
 
   /** Calls sent and not answered yet. */

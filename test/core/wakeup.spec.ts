@@ -31,17 +31,27 @@ describe('waiter wake-up (3 real nodes)', () => {
   }
 
   it('a waiter behind a released lock is woken by the release announcement, not by its timer', async () => {
-    const waiter = await redlockOn(nodes);
-    const calls = new NodeCalls(waiter.nodes);
-    const held = await holder.acquire('wake', { ttl: 20_000 });
-    const pending = waiter.acquire('wake', { wait: 10_000 });
-    // Asleep, subscribed: its second attempt (the one right after subscribing) was answered by every node.
-    await calls.until(() => calls.everyAnswered('acquire', 2, [0, 1, 2]), pending);
-    await held.release();
-    const lock = await pending;
-    await lock.release();
-    expect(waiter.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
-    expect(waiter.stats.wokenByTimer).toBe(0);
+    // The scenario needs the waiter subscribed: on a loaded host a subscription may not be confirmed within
+    // its 250 ms, or the subscriber connection may drop (the waiter then polls, rightly woken by its timer).
+    // Such a round is not the scenario: again, up to three times.
+    for (let round = 1; ; round++) {
+      const waiter = await redlockOn(nodes);
+      const calls = new NodeCalls(waiter.nodes);
+      const held = await holder.acquire(`wake:${round}`, { ttl: 20_000 });
+      const pending = waiter.acquire(`wake:${round}`, { wait: 10_000 });
+      // Asleep, subscribed: its second attempt (the one right after subscribing) was answered by every node.
+      await calls.until(() => calls.everyAnswered('acquire', 2, [0, 1, 2]), pending);
+      await held.release();
+      const lock = await pending;
+      await lock.release();
+      const unsubscribed =
+        calls.failures('watch') + calls.watchEvents.filter((e) => e.event === 'lost').length;
+      if (unsubscribed > 0 && round < 3) continue;
+      expect(unsubscribed).toBe(0);
+      expect(waiter.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
+      expect(waiter.stats.wokenByTimer).toBe(0);
+      break;
+    }
     // Nobody waits any more: every channel was unsubscribed.
     expect(await pubsubChannels()).toEqual([[], [], []]);
   });

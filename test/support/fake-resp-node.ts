@@ -23,7 +23,8 @@ export interface FakeRespNode {
 
 /**
  * A tiny TCP server speaking just enough RESP for ioredis to take it for a Redis node: INFO (ready check,
- * run_id, uptime), PING, OK for anything else — and whatever `handler` says, for hostile-node tests.
+ * run_id, uptime), PING, QUIT (OK, then it closes the connection), OK for anything else — and whatever
+ * `handler` says, for hostile-node tests.
  */
 export async function startFakeRespNode(handler: RespHandler): Promise<FakeRespNode> {
   const commands: string[][] = [];
@@ -49,6 +50,8 @@ export async function startFakeRespNode(handler: RespHandler): Promise<FakeRespN
         if (chosen === NO_REPLY) continue;
         const reply = chosen === undefined ? defaultReply(name.toLowerCase(), args) : chosen;
         socket.write(encode(reply));
+        // As Redis does: QUIT answered, then the connection closed (a handler's own QUIT reply keeps it open).
+        if (chosen === undefined && name.toLowerCase() === 'quit') socket.end();
       }
     });
   });

@@ -229,7 +229,9 @@ describe(`clock steps: ${NODES} nodes under a clock shim, ${CLIENTS} client proc
       false,
       (sections) => sections.some((s) => s.fenceAccepted === false),
     );
-    expectExercised(analysis, figures);
+    // Two holders at least (a stale write needs another holder's newer token); under load some clients may
+    // not win a lock before a fenced write is turned down.
+    expectExercised(analysis, figures, 2);
     expect(figures.staleAccepted).toBe(0);
     expect(figures.staleRejected).toBeGreaterThan(0); // the fencing check was exercised
   }, 90_000);
