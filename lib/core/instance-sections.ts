@@ -67,6 +67,8 @@ export interface SectionPort {
 
 /** @internal The {@link SectionPort} of one instance. */
 export class InstanceSections implements SectionPort {
+  private placesHeard = false;
+
   constructor(
     private readonly options: ResolvedOptions,
     private readonly locking: LockingContext,
@@ -84,15 +86,34 @@ export class InstanceSections implements SectionPort {
   async lock({ resources, settings, retrySplitsOnly, template }: SectionLockRequest): Promise<Lock> {
     const waiting = this.stats.waitingInSections;
     waiting.set(template, (waiting.get(template) ?? 0) + 1);
+    const queued = this.stats.queuedInSections;
+    if (settings.fair) {
+      this.listenForPlaces();
+      queued.set(resources, { template, place: 0 });
+    }
     try {
       const lock = await lockResources(this.locking, resources, settings, true, retrySplitsOnly);
       lock.template = template;
       return lock;
     } finally {
+      queued.delete(resources);
       const left = (waiting.get(template) ?? 1) - 1;
       if (left > 0) waiting.set(template, left);
       else waiting.delete(template);
     }
+  }
+
+  /**
+   * The places of fair section callers (`stats.queuedByTemplate`), from the `waiting` events: each names the
+   * call's own resources array, which keys the caller's entry. Listened to from the first fair section on.
+   */
+  private listenForPlaces(): void {
+    if (this.placesHeard) return;
+    this.placesHeard = true;
+    this.events.on('waiting', ({ resources, position }) => {
+      const entry = this.stats.queuedInSections.get(resources);
+      if (entry) entry.place = position;
+    });
   }
 
   runUnderLock<T>(

@@ -23,6 +23,13 @@ export interface RedlockStats {
   readonly heldByTemplate: ReadonlyMap<string, number>;
   /** `waiting` by the same templates (callers of direct calls under `''`). */
   readonly waitingByTemplate: ReadonlyMap<string, number>;
+  /**
+   * Fair waiting (`fair: true`), by `@Locked` template: the longest queue, across the fleet, that a caller of
+   * this instance waits in — the largest place the nodes reported to its waiters (`position` of the `waiting`
+   * event; 1 goes next). A lower bound of that queue's length: callers behind the last of ours are not seen.
+   * Templates without a placed fair waiter are absent; direct calls are not counted.
+   */
+  readonly queuedByTemplate: ReadonlyMap<string, number>;
 }
 /** @internal The counters and gauges of one instance; the gauges are counted when read. */
 export class InstanceStats implements RedlockStats {
@@ -34,6 +41,8 @@ export class InstanceStats implements RedlockStats {
   readonly inProgress = { count: 0 };
   /** Callers waiting in locked sections, by template (the sections keep it up to date). */
   readonly waitingInSections = new Map<string, number>();
+  /** Fair callers waiting in locked sections, by their call's resources: template and last place (0: none yet). */
+  readonly queuedInSections = new Map<readonly string[], { readonly template: string; place: number }>();
   /** Where failed renewals are counted (the instance's renewal watchdog, once built). */
   renewals: { readonly failed: number } = { failed: 0 };
 
@@ -63,5 +72,13 @@ export class InstanceStats implements RedlockStats {
     const direct = this.inProgress.count - inSections;
     if (direct > 0) byTemplate.set('', direct + (byTemplate.get('') ?? 0));
     return byTemplate;
+  }
+
+  get queuedByTemplate(): ReadonlyMap<string, number> {
+    const longest = new Map<string, number>();
+    for (const { template, place } of this.queuedInSections.values()) {
+      if (place > (longest.get(template) ?? 0)) longest.set(template, place);
+    }
+    return longest;
   }
 }

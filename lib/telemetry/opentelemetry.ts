@@ -8,8 +8,8 @@ import {
 /**
  * OpenTelemetry for locks, from the typed events: spans for acquire, extend and release (with their outcome
  * and attempt count), histograms of how long acquisitions waited and locks were held, counters of busy and
- * unavailable acquisitions, lost locks, revocations and node errors; gauges of locks held, callers waiting and
- * renewals failed (from the source's `stats`). `@opentelemetry/api` is an optional peer: it is
+ * unavailable acquisitions, lost locks, revocations and node errors; gauges of locks held, callers waiting, the
+ * longest fair queue and renewals failed (from the source's `stats`). `@opentelemetry/api` is an optional peer: it is
  * loaded only when no tracer or meter is given. Attributes stay low-cardinality — never the lock's
  * resources unless `resourceAttribute` asks for them.
  */
@@ -63,7 +63,7 @@ export interface RedlockEventSource {
   on<E extends RedlockEventName>(event: E, listener: (payload: RedlockEventMap[E]) => void): () => void;
   /** Its counters and gauges: with them (and a meter that has observable gauges), the gauges are recorded too. */
   readonly stats?: Pick<RedlockStats, 'held' | 'waiting' | 'renewalsFailed'> &
-    Partial<Pick<RedlockStats, 'heldByTemplate' | 'waitingByTemplate'>>;
+    Partial<Pick<RedlockStats, 'heldByTemplate' | 'waitingByTemplate' | 'queuedByTemplate'>>;
 }
 
 /** Options of {@link instrumentRedlock}. */
@@ -209,8 +209,8 @@ function listen(source: RedlockEventSource, instruments: Instruments, span: Span
 }
 
 /**
- * Gauges read from the instance's stats when the SDK collects: locks held, callers waiting, renewals failed so
- * far — per instance, never per resource (low cardinality). Returns what removes them.
+ * Gauges read from the instance's stats when the SDK collects: locks held, callers waiting, the longest fair
+ * queue, renewals failed so far — per instance, never per resource (low cardinality). Returns what removes them.
  */
 function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['stats']): () => void {
   if (!meter?.createObservableGauge || !stats) return () => undefined;
@@ -224,6 +224,12 @@ function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['s
         description: 'Callers waiting in an acquisition of this instance now',
       }),
       (result) => observeByTemplate(result, stats.waiting, stats.waitingByTemplate),
+    ],
+    [
+      meter.createObservableGauge('redlock.acquire.queue', {
+        description: 'Fair waiting: the longest queue (across the fleet) a caller of this instance waits in',
+      }),
+      (result) => observeByTemplate(result, 0, stats.queuedByTemplate ?? new Map<string, number>()),
     ],
     [
       meter.createObservableGauge('redlock.renewals.failed', {

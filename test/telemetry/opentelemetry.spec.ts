@@ -186,6 +186,47 @@ describe('OpenTelemetry (3 real nodes, in-memory exporters)', () => {
     }
   });
 
+  it('fair waiting: the longest queue a caller waits in, by @Locked template (place from the nodes)', async () => {
+    @Injectable()
+    class Tickets {
+      @Locked('ticket:<0>', { fair: true, wait: 10_000 })
+      async sell(id: string) {
+        return id;
+      }
+    }
+    const app = await createApp({
+      imports: [RedlockModule.forRoot(nodes.urls, TEST_OPTIONS)],
+      providers: [Tickets],
+    });
+    const service = app.get(RedlockService);
+    const stop = instrumentRedlock(service, { tracer: false, meter: meterProvider.getMeter('test') });
+    const other = new Redlock(nodes.urls, { ...TEST_OPTIONS, fair: true });
+    try {
+      await other.connect();
+      const gauge = async () => (await collected()).get('redlock.acquire.queue');
+      const holder = await other.acquire('ticket:7');
+      // Another instance's fair waiter stands first in line; the app's caller comes second.
+      const first = new Promise<void>((resolve) => other.on('waiting', () => resolve()));
+      const ahead = other.acquire('ticket:7', { wait: 10_000 });
+      await first;
+      const placed = new Promise<number>((resolve) => service.on('waiting', (e) => resolve(e.position)));
+      const selling = app.get(Tickets).sell('7');
+      expect(await placed).toBe(2);
+      expect(service.stats.queuedByTemplate).toEqual(new Map([['ticket:<0>', 2]]));
+      expect(await gauge()).toEqual([{ value: 2, attributes: { 'redlock.template': 'ticket:<0>' } }]);
+      await holder.release();
+      await (await ahead).release();
+      expect(await selling).toBe('7');
+      expect(service.stats.queuedByTemplate).toEqual(new Map());
+      // The SDK keeps a series once seen (cumulative): the template's is empty now, the total 0.
+      expect(await gauge()).toContainEqual({ value: 0, attributes: {} });
+    } finally {
+      stop();
+      await other.quit();
+      await closeApps();
+    }
+  });
+
   it('gauges of locks held, callers waiting and renewals failed; a counter of revocations', async () => {
     const redlock = new Redlock(nodes.urls, { restartGuard: false, logger: false });
     const other = new Redlock(nodes.urls, { restartGuard: false, logger: false });
