@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import {
   bypassCounts,
   fairnessFigures,
+  handovers,
   jainIndex,
   overlapCount,
 } from '../../bench/scenarios/fairness/figures';
@@ -90,7 +91,7 @@ describe('bench fairness figures', () => {
       [1, 25, 110, 115],
       [2, 0, 60, -1],
     ];
-    const row = fairnessFigures(attempts, { startAt: 0, endAt: 100, workers: 4 });
+    const row = fairnessFigures(attempts, { startAt: 0, endAt: 100, workers: 4, workersPerProcess: 2 });
     expect(row.grantsPerSec).toBeCloseTo(30, 10);
     expect(row.jain).toBeCloseTo(9 / (4 * 5), 12);
     expect(row.waitP50).toBe(15);
@@ -101,6 +102,23 @@ describe('bench fairness figures', () => {
     expect(row.overlaps).toBe(0);
     // Worker 2 waited 0–60 while worker 0 (who began at 15) was served at 30.
     expect(row.bypassMax).toBe(1);
+    // Hand-overs 15→20, 25→30, 35→110: gaps 5, 5, 75; workers 0 and 1 share process 0.
+    expect(row.handoverP50).toBe(5);
+    expect(row.sameProcessShare).toBe(1);
+  });
+
+  it("hand-overs: the gap from one hold's end to the next grant, and whether the lock stayed in its process", () => {
+    // Workers 0, 1 in process 0; 2, 3 in process 1.
+    const attempts: Attempt[] = [
+      [0, 0, 0, 5],
+      [1, 0, 7, 12], // same process, 2 ms
+      [2, 0, 20, 25], // other process, 8 ms
+      [3, 0, 26, 31], // same process (1), 1 ms
+      [0, 6, 50, -1], // gave up: no hand-over
+    ];
+    expect(handovers(attempts, 2)).toEqual({ gaps: [2, 8, 1], sameProcess: 2 });
+    // Negative control: one worker per process, every hand-over crosses processes.
+    expect(handovers(attempts, 1)).toEqual({ gaps: [2, 8, 1], sameProcess: 0 });
   });
 
   it("the shared clock is one clock across processes: a child's reading lies between the parent's", () => {

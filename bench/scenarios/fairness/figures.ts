@@ -6,6 +6,8 @@ export interface Window {
   readonly startAt: number;
   readonly endAt: number;
   readonly workers: number;
+  /** Workers per process: worker w runs in process ⌊w / workersPerProcess⌋. */
+  readonly workersPerProcess: number;
 }
 
 const granted = (attempt: Attempt): boolean => attempt[3] >= 0;
@@ -63,9 +65,30 @@ export function overlapCount(attempts: readonly Attempt[]): number {
 }
 
 /**
+ * The hand-overs: for each grant after another one, the time from the previous holder's end of hold (just
+ * before its release) to this grant — the release's round trip, the announcement, the next waiter waking and
+ * its attempt — and whether the lock stayed in the same process (a waiter there needs no announcement).
+ */
+export function handovers(
+  attempts: readonly Attempt[],
+  workersPerProcess: number,
+): { gaps: number[]; sameProcess: number } {
+  const grants = attempts.filter(granted).sort((a, b) => a[2] - b[2]);
+  const gaps: number[] = [];
+  let sameProcess = 0;
+  for (let i = 1; i < grants.length; i++) {
+    gaps.push(grants[i][2] - grants[i - 1][3]);
+    if (Math.floor(grants[i][0] / workersPerProcess) === Math.floor(grants[i - 1][0] / workersPerProcess))
+      sameProcess++;
+  }
+  return { gaps, sameProcess };
+}
+
+/**
  * The row of one implementation: grants in the window (per second), Jain's index of grants per worker, the
  * waits of granted calls (p50, p99, longest, longest ÷ median), calls that gave up, workers that never got the
- * lock, the bypass counts over waiters (p99, max) and the overlaps.
+ * lock, the bypass counts over waiters (p99, max), the hand-overs (p50, p99, share within one process) and the
+ * overlaps.
  */
 export function fairnessFigures(attempts: readonly Attempt[], window: Window): Record<string, number> {
   const { startAt, endAt, workers } = window;
@@ -87,6 +110,7 @@ export function fairnessFigures(attempts: readonly Attempt[], window: Window): R
     }
   }
   const bypasses = bypassCounts(attempts);
+  const handed = handovers(attempts, window.workersPerProcess);
   const waitP50 = percentile(waits, 50);
   const waitMax = waits.length > 0 ? waits.reduce((a, b) => Math.max(a, b)) : NaN;
   return {
@@ -100,6 +124,9 @@ export function fairnessFigures(attempts: readonly Attempt[], window: Window): R
     starved: perWorker.filter((count) => count === 0).length,
     bypassP99: percentile(bypasses, 99),
     bypassMax: bypasses.length > 0 ? bypasses.reduce((a, b) => Math.max(a, b)) : NaN,
+    handoverP50: percentile(handed.gaps, 50),
+    handoverP99: percentile(handed.gaps, 99),
+    sameProcessShare: handed.gaps.length > 0 ? handed.sameProcess / handed.gaps.length : NaN,
     overlaps: overlapCount(attempts),
   };
 }

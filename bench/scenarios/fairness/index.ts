@@ -33,6 +33,15 @@ const METRICS: readonly Metric[] = [
   { key: 'starved', label: 'workers never granted', unit: '', better: 'lower' },
   { key: 'bypassP99', label: 'bypasses p99', unit: '', better: 'lower' },
   { key: 'bypassMax', label: 'bypasses max', unit: '', better: 'lower' },
+  { key: 'handoverP50', label: 'hand-over p50', unit: 'ms', better: 'lower' },
+  { key: 'handoverP99', label: 'hand-over p99', unit: 'ms', better: 'lower' },
+  {
+    key: 'sameProcessShare',
+    label: 'hand-overs within one process',
+    unit: 'share',
+    better: 'lower',
+    ratio: false,
+  },
   { key: 'overlaps', label: 'overlapping holds', unit: '', better: 'lower' },
 ];
 
@@ -65,7 +74,7 @@ export async function measureFairness(
       `${seconds(run.drainMs)} after the end` +
       (run.lateMs > 50 ? `; a process began ${run.lateMs.toFixed(0)} ms late` : ''),
   );
-  return fairnessFigures(run.attempts, { ...run, workers: processes * workers });
+  return fairnessFigures(run.attempts, { ...run, workers: processes * workers, workersPerProcess: workers });
 }
 
 function notes(scale: ScaleProfile, nodes: number, failures: readonly string[]): string[] {
@@ -82,6 +91,8 @@ function notes(scale: ScaleProfile, nodes: number, failures: readonly string[]):
       'to the grant.',
     'Bypasses of a waiter (every call, granted or given up): the grants that went, while it waited, to calls ' +
       'that began waiting after it did; first-come, first-served gives 0. p99 and max over the waiters.',
+    "Hand-over: from the previous holder's end of hold (just before its release) to the next grant; the share " +
+      'of hand-overs where the next holder ran in the same process (no announcement needed to reach it).',
     'Timestamps of every process on one clock (the system monotonic clock, process.hrtime): "overlapping ' +
       "holds\" counts grants that came while another process's or worker's hold had not yet ended (must be 0).",
     ...failures,
