@@ -26,7 +26,7 @@ import { clearIntents, releaseOnAll } from '../release';
 import { ReleaseWaiter } from './release-waiter';
 import { announcePlace, placeInQueue, positionedVote } from './queue-place';
 import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
-import { type RetryPoint, guardWaitOf, isSplit, quorumFreeIn, retryDelay } from './retry';
+import { type SplitTally, guardWaitOf, quorumFreeIn, retryDelay, retryPointOf } from './retry';
 import { driftOf, validUntil } from '../validity';
 
 /**
@@ -87,7 +87,7 @@ async function attemptUntilDecided(
   const began = plan.clock.now();
   // Created on the first failed attempt: an uncontended acquisition never needs one.
   let waiter: ReleaseWaiter | undefined;
-  let splits = 0;
+  const splits: SplitTally = { splits: 0, nextInLine: 0 };
   // Fair waiting: the place last announced by a `waiting` event.
   let place: number | undefined;
   try {
@@ -112,16 +112,9 @@ async function attemptUntilDecided(
       if (request.queueKeys !== undefined && attempt.kind !== 'expired')
         place = announcePlace(plan, resources, placeInQueue(attempt.votes, plan.quorum), place, arrivedAt);
       waiter ??= new ReleaseWaiter(plan.nodes, plan.clock, request.keys);
-      waiter.failedAttempt(
-        Math.max(MIN_RELEASE_GAP, plan.retryDelay),
-        plan.maxRetryDelay,
-        attempt.kind === 'expired' ? undefined : attempt.holderTtl,
-      );
-
+      noteRefusal(plan, waiter, attempt);
       const elapsed = plan.clock.now() - began;
-      const split = isSplit(attempt);
-      if (split) splits++;
-      const point: RetryPoint = { attempt, attempts, splits, split, budget: wait - elapsed };
+      const point = retryPointOf(attempt, attempts, splits, request.queueKeys !== undefined, wait - elapsed);
       const delay = await retryDelay(plan, request, waiter, point, retrySplitsOnly);
       if (delay === undefined) {
         claim.abandoned = true;
@@ -131,11 +124,26 @@ async function attemptUntilDecided(
       // Not awaited: the next attempt writes another owner value, so on a node that runs this release after
       // that attempt's acquire (unordered: a Cluster's redirects, a re-send) it deletes nothing of it (§7).
       void releaseOnAll(plan, current.keys, current.owner, readersOf(current));
-      if (delay > 0) await waiter.sleep(delay, signal, !split);
+      // A split vote's backoff is deaf to announcements, except a fair waiter's: nobody may overtake it.
+      if (delay > 0) await waiter.sleep(delay, signal, !point.split || request.queueKeys !== undefined);
     }
   } finally {
     waiter?.close();
   }
+}
+
+/** How a refused attempt ends the waiter's current streak of announcement-triggered attempts (its quiet gap). */
+function noteRefusal(
+  plan: AcquirePlan,
+  waiter: ReleaseWaiter,
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+): void {
+  waiter.failedAttempt(
+    Math.max(MIN_RELEASE_GAP, plan.retryDelay),
+    plan.maxRetryDelay,
+    attempt.kind === 'expired' ? undefined : attempt.holderTtl,
+    attempt.votes.some((vote) => vote.outcome === 'busy' && vote.queued === true),
+  );
 }
 
 /**

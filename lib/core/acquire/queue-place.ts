@@ -46,3 +46,18 @@ export function announcePlace(
     });
   return now;
 }
+
+/**
+ * A fair waiter's split vote where every node that refused it still had a holder and has it first in line
+ * (place 1, no other waiter's turn): the holder's release is on its way to those nodes, and nobody else may take
+ * the lock meanwhile. Its split backoff would leave the lock idle: it retries soon instead (retry.ts).
+ */
+export function nextInLine(votes: readonly NodeVote[]): boolean {
+  let refused = false;
+  for (const vote of votes) {
+    if (vote.outcome !== 'busy') continue;
+    if (vote.queued || vote.position !== 1) return false;
+    refused = true;
+  }
+  return refused;
+}

@@ -85,9 +85,11 @@ export class ReleaseWaiter {
    * Call after each failed attempt. When a release announcement triggered it (it woke the sleep before it,
    * or came while it ran), the next announcement may trigger an attempt only `base` ms later, doubling each
    * time this repeats, up to `maxGap`: a node announcing releases all the time (or releases that others win)
-   * cannot drive attempts faster than that. An attempt no announcement triggered resets the gap.
+   * cannot drive attempts faster than that. An attempt no announcement triggered resets the gap, and so does
+   * one refused for an earlier waiter's turn (`turnOfAnother`, fair waiting): the release was real, the lock
+   * went to the head of the queue — and this waiter, head next, must not sleep through its own turn.
    */
-  failedAttempt(base: number, maxGap: number, holderTtl?: number): void {
+  failedAttempt(base: number, maxGap: number, holderTtl?: number, turnOfAnother = false): void {
     const now = this.clock.now();
     // Only an announcement that woke the sleep before this attempt counts: one that came while the attempt ran
     // may well be the release it just missed (the retry right after it is what finds the lock free).
@@ -102,7 +104,7 @@ export class ReleaseWaiter {
       holderTtl > this.lastHolderTtl - (now - this.lastBusyAt) + NEW_HOLDER_SLACK;
     this.lastHolderTtl = holderTtl;
     this.lastBusyAt = now;
-    this.falseWakes = triggered && !newHolder ? this.falseWakes + 1 : 0;
+    this.falseWakes = triggered && !newHolder && !turnOfAnother ? this.falseWakes + 1 : 0;
     const gap = Math.min(Math.max(base, maxGap), base * 2 ** Math.min(this.falseWakes - 1, 20));
     this.quietUntil = this.falseWakes === 0 ? 0 : this.clock.now() + gap;
   }

@@ -2,6 +2,7 @@ import type { NodeVote } from '../errors';
 import type { AcquireRequest } from '../nodes';
 import type { AcquirePlan, Attempt } from './plan';
 import type { ReleaseWaiter } from './release-waiter';
+import { nextInLine } from './queue-place';
 
 /**
  * The delay before retry number `attempt` (1 = the first retry): `retryDelay × 5^(attempt−1)`, capped at
@@ -42,6 +43,8 @@ export interface RetryPoint {
   readonly splits: number;
   /** This attempt was a split vote: we won some nodes, other contenders won others, nobody a quorum. */
   readonly split: boolean;
+  /** Split votes in a row where this fair waiter was first in line wherever refused (queue-place.ts). */
+  readonly nextInLine: number;
   /** What is left of the wait budget, in ms. */
   readonly budget: number;
 }
@@ -80,18 +83,48 @@ export function isSplit(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolea
  * its release announcement or its holder's ttl; a quorum kept away by the restart guard only is waited out
  * when the budget allows; otherwise jittered exponential backoff.
  */
+/** Split votes of one acquisition so far, and the current run of them first in line (fair waiting). */
+export interface SplitTally {
+  splits: number;
+  nextInLine: number;
+}
+
+/** The retry point after refused attempt number `attempts`, counting its split vote in `tally`. */
+export function retryPointOf(
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+  attempts: number,
+  tally: SplitTally,
+  fair: boolean,
+  budget: number,
+): RetryPoint {
+  const split = isSplit(attempt);
+  if (split) tally.splits++;
+  tally.nextInLine = split && fair && nextInLine(attempt.votes) ? tally.nextInLine + 1 : 0;
+  return { attempt, attempts, splits: tally.splits, split, nextInLine: tally.nextInLine, budget };
+}
+
+/** A fair waiter first in line after a split vote retries within this many ms (doubling while it repeats). */
+const HEAD_RETRY = 5;
+
 export async function retryDelay(
   plan: AcquirePlan,
   request: AcquireRequest,
   waiter: ReleaseWaiter,
-  { attempt, attempts, splits, split, budget }: RetryPoint,
+  { attempt, attempts, splits, split, nextInLine, budget }: RetryPoint,
   retrySplitsOnly: boolean,
 ): Promise<number | undefined> {
   // A lock another owner holds on a quorum is final when only split votes are worth retrying.
   if (budget <= 0 || (retrySplitsOnly && attempt.kind === 'busy' && !split)) return undefined;
   if (split) {
     await waiter.subscribe();
-    return Math.min(budget, plan.random() * Math.max(1, plan.retryDelay) * 2 ** Math.min(splits, 5));
+    // First in line, the holder's release still on its way to some nodes: soon (woken by those nodes'
+    // announcements), growing only while it repeats (a node that keeps the old holder's key until its ttl).
+    const base =
+      nextInLine > 0 ? Math.min(Math.max(1, plan.retryDelay), HEAD_RETRY) : Math.max(1, plan.retryDelay);
+    return Math.min(
+      budget,
+      plan.random() * base * 2 ** Math.min(nextInLine > 0 ? nextInLine - 1 : splits, 5),
+    );
   }
   if (attempt.kind === 'busy' && (await waiter.subscribe()) && !waiter.announced) {
     // Subscribed: sleep until the holder's key expires unless its release is announced first. Right after
