@@ -1,6 +1,7 @@
-import { InvalidArgumentError, LockBusyError } from '../../lib';
+import { InvalidArgumentError, LockBusyError, Redlock } from '../../lib';
 import { useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
+import { NodeCalls } from './node-calls';
 
 describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', () => {
   const redisNodes = useRedisNodes(3, { afterEach: closeAll });
@@ -77,6 +78,41 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   ])('refuses %p before any traffic', async (options, message) => {
     const redlock = await redlockOn(redisNodes);
     await expect(redlock.acquire('sem:bad', options as never)).rejects.toThrow(message);
+  });
+
+  it('one round: the random slot busy, every other slot is tried at once; extra slots won are released', async () => {
+    // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy.
+    const make = () =>
+      new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0 });
+    const holder = make();
+    const caller = make();
+    try {
+      const held = await holder.acquire('sem:round', { permits: 8 });
+      expect(held.permit).toBe(0);
+      const calls = new NodeCalls(caller.nodes);
+      let inFlight = 0;
+      let most = 0;
+      for (const node of caller.nodes) {
+        const acquire = node.acquire.bind(node);
+        node.acquire = (request) => {
+          most = Math.max(most, ++inFlight);
+          return acquire(request).finally(() => inFlight--);
+        };
+      }
+      const lock = await caller.acquire('sem:round', { permits: 8 });
+      // Slots 1–7 were asked together (7 slots × 3 nodes in flight at once), not one after another.
+      expect(most).toBe(7 * 3);
+      expect(lock.permit).toBe(1);
+      // Slots 2–7, won too, are released: only slot 1 stays the caller's, slot 0 the holder's.
+      await calls.idle();
+      for (const slot of [2, 3, 4, 5, 6, 7])
+        expect(await valuesOnNodes(redisNodes, `redlock:{sem:round}#${slot}`)).toEqual([null, null, null]);
+      expect(await valuesOnNodes(redisNodes, `redlock:{sem:round}#1`)).toEqual(Array(3).fill(lock.value));
+      await lock.release();
+      await held.release();
+    } finally {
+      await Promise.all([holder.quit(), caller.quit()]);
+    }
   });
 
   it('refuses permits over several resources', async () => {

@@ -9,6 +9,7 @@ import {
 } from '../acquire';
 import { PermitCountMismatchError } from '../errors';
 import { askNodes, type AcquireRequest, callNode } from '../nodes';
+import { releaseOnAll } from '../release';
 import { nextOwnerValue } from '../lock';
 import { conflictingPermits, describe } from '../messages';
 
@@ -34,9 +35,11 @@ export type PermitResult = AcquisitionResult & {
 /**
  * A counting semaphore over the quorum (docs/DESIGN.md §14): `permits` slots, each an exclusive lock of its
  * own (`acquireWithRetries`, one attempt per slot per round, each with its own owner value), so at most
- * `permits` holders exist at once for the same reason the mutex has at most one. Slots are tried starting
- * at a random one and going round, which spreads contenders; when every slot is taken the acquisition waits
- * for a release announcement on any slot, or the shortest holder ttl, or a backoff, within `wait`.
+ * `permits` holders exist at once for the same reason the mutex has at most one. A round tries one slot,
+ * chosen at random (which spreads contenders), and when it is busy every other slot at once: one more round
+ * trip, not one per busy slot. Slots won beyond the first are released (owner-checked). When every slot is
+ * taken the acquisition waits for a release announcement on any slot, or the shortest holder ttl, or a backoff,
+ * within `wait`.
  */
 export async function acquirePermit(
   plan: AcquirePlan,
@@ -52,29 +55,24 @@ export async function acquirePermit(
   const slots = Array.from({ length: permits }, (_, slot) => permitKey(base, slot));
   await checkLimit(plan, base, permits, request.ttl, resources);
   const first = Math.floor(plan.random() * permits);
+  const others = slots.map((_, k) => (first + 1 + k) % permits).slice(0, permits - 1);
   let waiter: ReleaseWaiter | undefined;
-  let attempts = 0;
+  const tries = { attempts: 0 };
   try {
     for (let round = 1; ; round++) {
-      let failure: Extract<AcquisitionResult, { kind: 'failed' }> | undefined;
-      let busy: Extract<AcquisitionResult, { kind: 'failed' }> | undefined;
-      let holderTtl: number | undefined;
-      for (let k = 0; k < permits; k++) {
-        const slot = (first + k) % permits;
-        const keys = [slots[slot]];
-        const owner = attempts === 0 ? request.owner : nextOwnerValue(request.owner);
-        const result = await acquireWithRetries(plan, resources, { ...request, keys, owner }, 0, signal);
-        attempts += result.attempts;
-        if (result.kind === 'acquired')
-          return { ...result, attempts, permit: slot, keys, ...wakesOf(waiter) };
-        failure = result;
-        if (result.attempt.kind === 'busy') {
-          busy = result;
-          const ttl = result.attempt.holderTtl;
-          if (ttl !== undefined && ttl >= 0)
-            holderTtl = holderTtl === undefined ? ttl : Math.min(holderTtl, ttl);
-        }
+      let outcome = await trySlots(plan, resources, request, [first], slots, signal, tries);
+      if (outcome.won === undefined && others.length > 0) {
+        const rest = await trySlots(plan, resources, request, others, slots, signal, tries);
+        outcome = {
+          ...rest,
+          busy: rest.busy ?? outcome.busy,
+          holderTtl: minTtl(outcome.holderTtl, rest.holderTtl),
+        };
       }
+      const { won, busy, failure, holderTtl } = outcome;
+      const attempts = tries.attempts;
+      if (won)
+        return { ...won.result, attempts, permit: won.slot, keys: [slots[won.slot]], ...wakesOf(waiter) };
       // Every permit is held (busy wins over unavailable: a quorum answered for those slots).
       const last = busy ?? failure!;
       const elapsed = clock.now() - began;
@@ -96,6 +94,72 @@ export async function acquirePermit(
   } finally {
     waiter?.close();
   }
+}
+
+type Acquired = Extract<AcquisitionResult, { kind: 'acquired' }>;
+type Failed = Extract<AcquisitionResult, { kind: 'failed' }>;
+
+/** What trying some slots at once gave: the one kept, the last busy and failed answers, the shortest ttl. */
+interface SlotsOutcome {
+  readonly won: { readonly slot: number; readonly result: Acquired } | undefined;
+  readonly busy: Failed | undefined;
+  readonly failure: Failed | undefined;
+  readonly holderTtl: number | undefined;
+}
+
+/**
+ * Tries `chosen` slots at once, each with an owner value of its own, and keeps the first won in `chosen`'s
+ * order that is still valid; the others won are released (owner-checked, their late grants undone) — awaited
+ * when none is kept. When an attempt throws (aborted, closed), every slot won is released and the error
+ * rethrown.
+ */
+async function trySlots(
+  plan: AcquirePlan,
+  resources: readonly string[],
+  request: AcquireRequest,
+  chosen: readonly number[],
+  slots: readonly string[],
+  signal: AbortSignal | undefined,
+  tries: { attempts: number },
+): Promise<SlotsOutcome> {
+  const settled = await Promise.allSettled(
+    chosen.map((slot) => {
+      const owner = tries.attempts++ === 0 ? request.owner : nextOwnerValue(request.owner);
+      return acquireWithRetries(plan, resources, { ...request, keys: [slots[slot]], owner }, 0, signal);
+    }),
+  );
+  // Counted as attempts made, beyond the one per slot counted above.
+  for (const one of settled) if (one.status === 'fulfilled') tries.attempts += one.value.attempts - 1;
+  const wins: { slot: number; result: Acquired }[] = [];
+  let busy: Failed | undefined;
+  let failure: Failed | undefined;
+  let holderTtl: number | undefined;
+  settled.forEach((one, index) => {
+    if (one.status !== 'fulfilled') return;
+    const result = one.value;
+    if (result.kind === 'acquired') wins.push({ slot: chosen[index], result });
+    else if (result.attempt.kind === 'busy') {
+      busy = failure = result;
+      holderTtl = minTtl(holderTtl, result.attempt.holderTtl);
+    } else failure = result;
+  });
+  const thrown = settled.find((one) => one.status === 'rejected');
+  // The other slots' answers came later than this one's grant: it is kept only while it is still valid.
+  const kept = thrown ? undefined : wins.find((win) => win.result.attempt.deadline > plan.clock.now());
+  const extra = wins.filter((win) => win !== kept);
+  for (const win of extra) win.result.claim.abandoned = true;
+  const releases = Promise.all(extra.map((win) => releaseOnAll(plan, [slots[win.slot]], win.result.owner)));
+  // With a permit, its extras are released on the way (owner-checked, §7); without one, before the call ends.
+  if (kept) void releases;
+  else await releases;
+  if (thrown) throw thrown.reason;
+  return { won: kept, busy, failure, holderTtl };
+}
+
+/** The shorter of two holder ttls (a negative or missing one is no ttl). */
+function minTtl(a: number | undefined, b: number | undefined): number | undefined {
+  const valid = [a, b].filter((ttl): ttl is number => ttl !== undefined && ttl >= 0);
+  return valid.length === 0 ? undefined : Math.min(...valid);
 }
 
 /** How the sleeps between rounds ended (the slot attempts themselves never sleep). */
