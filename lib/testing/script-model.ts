@@ -256,6 +256,8 @@ export class ScriptModel extends ModelServer {
         return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true, ...placeOf(position) };
       }
       if (fair) {
+        // join_queue before earlier_turn, as the script: a ticket a partial grant took out is back in front.
+        this.queue.join(request, ticket, nowMs);
         const turn = this.queue.earlierTurn(request, ticket, nowMs);
         if (turn !== undefined) {
           const position = this.queue.join(request, ticket, nowMs);

@@ -206,6 +206,58 @@ describe('fair waiting', () => {
     await quitting;
   });
 
+  it('a grant by a minority of nodes keeps the waiter first: with a node down it still gets the lock at once', async () => {
+    jest.useFakeTimers();
+    nodes = memoryNodes(5);
+    nodes[4].down = true; // four answer, the quorum is 3
+    const holder = instance();
+    const lock = await holder.acquire('r', { ttl: 10_000 });
+    const order: string[] = [];
+    const take = (name: string, redlock: Redlock) =>
+      redlock.acquire('r', { wait: 5_000 }).then(async (granted: Lock) => {
+        order.push(`${name} +${Date.now() - releasedAt}`);
+        await granted.release();
+      });
+    let releasedAt = 0;
+    // w1 retries a split 4.5 ms later (random 0.9 of its 5 ms): the rest of the release lands before that.
+    const w1 = new Redlock(nodes, { logger: false, owner: 'w1', fair: true }, { random: () => 0.9 });
+    instances.push(w1);
+    const first = take('w1', w1);
+    await jest.advanceTimersByTimeAsync(20);
+    // w2 hears no announcements and retries seldom: it does not try while the release lands.
+    const deaf = nodes.map(
+      (node) => new Proxy(node, { get: (t, p, r) => (p === 'watch' ? undefined : Reflect.get(t, p, r)) }),
+    );
+    const w2 = new Redlock(deaf, {
+      logger: false,
+      owner: 'w2',
+      fair: true,
+      retryDelay: 300,
+      maxRetryDelay: 300,
+    });
+    instances.push(w2);
+    const second = take('w2', w2);
+    await jest.advanceTimersByTimeAsync(20);
+    // The release lands on nodes 0 and 1 first: w1 is granted there and refused by 2 and 3 — two of five.
+    for (const i of [0, 1]) await nodes[i].release(lock.keys, lock.value);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(order).toEqual([]);
+    // The scenario: those two grants took w1's ticket out there (w2's alone left), not on nodes 2 and 3.
+    const tickets = (node: MemoryNode) =>
+      node
+        .inspect(['redlock:{r}:queue'])
+        .then(({ keys: [queue] }) => (queue.type === 'zset' ? queue.count : 0));
+    expect(await Promise.all(nodes.slice(0, 4).map(tickets))).toEqual([1, 1, 2, 2]);
+    for (const i of [2, 3]) await nodes[i].release(lock.keys, lock.value);
+    releasedAt = Date.now();
+    await jest.advanceTimersByTimeAsync(5_000);
+    await Promise.all([first, second]);
+    // w1 first, within a few retries; the nodes that granted it alone must not have passed its turn to w2.
+    expect(order.map((entry) => entry.split(' ')[0])).toEqual(['w1', 'w2']);
+    expect(Number(order[0].split('+')[1])).toBeLessThan(50);
+    expect(queueLeftovers()).toEqual([]);
+  });
+
   it('[a, b] and [b, a] waiting fairly do not stall each other', async () => {
     jest.useFakeTimers();
     const holder = instance();

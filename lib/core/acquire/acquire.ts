@@ -142,7 +142,10 @@ function noteRefusal(
     Math.max(MIN_RELEASE_GAP, plan.retryDelay),
     plan.maxRetryDelay,
     attempt.kind === 'expired' ? undefined : attempt.holderTtl,
-    attempt.votes.some((vote) => vote.outcome === 'busy' && vote.queued === true),
+    // Refused for another waiter's turn and granted nowhere: honest contention. A split among such refusals is
+    // the nodes disagreeing, and its own partial release's announcement must not wake it at once, again and again.
+    attempt.votes.some((vote) => vote.outcome === 'busy' && vote.queued === true) &&
+      !attempt.votes.some((vote) => vote.outcome === 'acquired'),
   );
 }
 

@@ -173,6 +173,9 @@ const GRANT_WRITER = `  for i = 1, n do
     end
     if fair then
       nowms = nowms or now_ms()
+      -- In the queue before the turn is read (its first arrival, or the one it carries): a ticket taken out by
+      -- a grant of an attempt that missed its quorum elsewhere must not pass the turn to the next waiter.
+      join_queue(nowms)
       local turn = earlier_turn(nowms)
       if turn then
         return queued_reply(6, turn, nowms)
