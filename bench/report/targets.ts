@@ -397,6 +397,15 @@ export const TARGETS: readonly TargetDefinition[] = [
     format: times,
     read: (r) => flatness(r, metric),
   })),
+  {
+    id: 's9-wide-permit-vs-mutex',
+    scenario: 9,
+    target: "permits: 64 with 63 held: acquire p50 ≤ 2 × a mutex's (same instance and run)",
+    compare: '<=',
+    limit: 2,
+    format: times,
+    read: (r) => figure(r, 'beyondMutex', US, 'widePermitOverMutex'),
+  },
   // The goal of the issue "fair waiting", measured before that work lands: a miss here is today's state.
   {
     id: 's10-longest-wait-vs-median',

@@ -10,6 +10,8 @@ const OURS = 'nestjs-redlock';
 const SEMAPHORE = 'redis-semaphore Semaphore (1 node)';
 const REDLOCK_SEMAPHORE = 'redis-semaphore RedlockSemaphore';
 const PERMITS = 4;
+/** The wide semaphore (issue "speed four"): `permits: 64` taken while 63 are held. */
+const WIDE = 64;
 
 /**
  * redis-semaphore's per-node decision over a quorum, enumerated: 3 clients, 3 nodes, limit 2, quorum 2. Each
@@ -36,6 +38,37 @@ export function overAdmittingOrders(): { orders: number; overAdmitting: number }
         if (votes.every((v) => v >= 2)) overAdmitting++;
       }
   return { orders, overAdmitting };
+}
+
+/**
+ * A permit of a `WIDE`-permit semaphore taken while all but one are held (by `holder`), beside a mutex taken
+ * by the same instance, alternately, `iterations` times each: the acquire's p50 of both.
+ */
+export async function widePermitRun(
+  redlock: Redlock,
+  holder: Redlock,
+  iterations: number,
+): Promise<{ widePermitP50: number; mutexP50: number }> {
+  const held = [];
+  for (let i = 0; i < WIDE - 1; i++)
+    held.push(await holder.acquire('s9:wide', { permits: WIDE, ttl: 60_000 }));
+  const wide = new Samples();
+  const mutex = new Samples();
+  try {
+    for (let i = 0; i < iterations; i++) {
+      let began = now();
+      const permit = await redlock.acquire('s9:wide', { permits: WIDE });
+      wide.push(now() - began);
+      await permit.release();
+      began = now();
+      const lock = await redlock.acquire('s9:mutex');
+      mutex.push(now() - began);
+      await lock.release();
+    }
+  } finally {
+    await Promise.all(held.map((lock) => lock.release()));
+  }
+  return { widePermitP50: wide.p(50), mutexP50: mutex.p(50) };
 }
 
 interface PermitLock {
@@ -228,6 +261,8 @@ export const beyondMutex: Scenario = {
         holdMs,
         PERMITS,
       );
+      log(`  9 beyond the mutex · permits: ${WIDE} with ${WIDE - 1} held · ${OURS}`);
+      const wide = await widePermitRun(redlock, writer, scale.uncontended.iterations);
       log(`  9 beyond the mutex · skewed links, limit ${SKEW_LIMIT} · ${OURS}`);
       const skewed = await skewedRun(ports, durationMs, async (proxied) => {
         const instance = new Redlock([...proxied], { logger: false, restartGuard: false, nodeTimeout: 200 });
@@ -243,6 +278,9 @@ export const beyondMutex: Scenario = {
         overAdmitted: permits.overAdmitted,
         maxHolders: permits.maxHolders,
         errors: permits.errors,
+        widePermitP50: wide.widePermitP50,
+        mutexP50: wide.mutexP50,
+        widePermitOverMutex: wide.widePermitP50 / wide.mutexP50,
       };
     } finally {
       await Promise.all([redlock.quit(), writer.quit()]);
@@ -280,6 +318,9 @@ export const beyondMutex: Scenario = {
             overAdmitted: run.overAdmitted,
             maxHolders: run.maxHolders,
             errors: run.errors,
+            widePermitP50: NaN,
+            mutexP50: NaN,
+            widePermitOverMutex: NaN,
           };
         }
       } finally {
@@ -294,6 +335,9 @@ export const beyondMutex: Scenario = {
       `Permits: ${workers} loops each taking one of ${PERMITS} permits of one resource, holding it ${holdMs} ms; ` +
         '"holders over the limit" counts grants that found more than ' +
         `${PERMITS} holders at once in this process (all holders run here, so this is the true count).`,
+      `Permits: ${WIDE} with ${WIDE - 1} held: another instance holds ${WIDE - 1} permits of one resource; ` +
+        `this one takes the last and releases it, alternating with a mutex, ${scale.uncontended.iterations} ` +
+        'times each (acquire only, p50).',
       `Skewed links: 3 instances, each with links of 0, 15 and 30 ms one way (in another order per instance) to ` +
         `3 nodes, 2 loops each, taking one of ${SKEW_LIMIT} permits for 5 ms, ${durationMs} ms.`,
       `redis-semaphore's RedlockSemaphore counts holders on each node and accepts a majority: enumerating its ` +
@@ -314,6 +358,25 @@ export const beyondMutex: Scenario = {
         { key: 'overAdmitted', label: 'grants over the limit', unit: '', better: 'lower', ratio: false },
         { key: 'maxHolders', label: 'most holders at once', unit: '', better: 'none', ratio: false },
         { key: 'errors', label: 'failed acquisitions', unit: '', better: 'lower', ratio: false },
+        {
+          key: 'widePermitP50',
+          label: `permits: ${WIDE} with ${WIDE - 1} held, acquire p50`,
+          unit: 'ms',
+          better: 'lower',
+        },
+        {
+          key: 'mutexP50',
+          label: 'a mutex, same instance and run, acquire p50',
+          unit: 'ms',
+          better: 'lower',
+        },
+        {
+          key: 'widePermitOverMutex',
+          label: `permits: ${WIDE} ÷ mutex (target ≤ 2)`,
+          unit: '×',
+          better: 'lower',
+          ratio: false,
+        },
         {
           key: 'overAdmittedSkewed',
           label: `grants over the limit, skewed links (limit ${SKEW_LIMIT})`,

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, LockBusyError, Redlock } from '../../lib';
+import { InvalidArgumentError, type Lock, LockBusyError, Redlock } from '../../lib';
 import { useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
 import { NodeCalls } from './node-calls';
@@ -80,7 +80,40 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     await expect(redlock.acquire('sem:bad', options as never)).rejects.toThrow(message);
   });
 
-  it('one round: the random slot busy, every other slot is tried at once; extra slots won are released', async () => {
+  /** Counts the most acquire calls the instance had in flight at once, over all its nodes. */
+  function countInFlight(redlock: Redlock): { most: number; sent: number } {
+    const seen = { most: 0, sent: 0 };
+    let inFlight = 0;
+    for (const node of redlock.nodes) {
+      const acquire = node.acquire.bind(node);
+      node.acquire = (request) => {
+        seen.sent++;
+        seen.most = Math.max(seen.most, ++inFlight);
+        return acquire(request).finally(() => inFlight--);
+      };
+    }
+    return seen;
+  }
+
+  it('one round: the permit the nodes read free is the one tried (63 of 64 held: one attempt)', async () => {
+    const holder = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
+    const caller = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
+    try {
+      const held: Lock[] = [];
+      for (let i = 0; i < 63; i++) held.push(await holder.acquire('sem:wide', { permits: 64 }));
+      const free = [...Array(64).keys()].find((slot) => !held.some((lock) => lock.permit === slot));
+      const seen = countInFlight(caller);
+      const lock = await caller.acquire('sem:wide', { permits: 64 });
+      expect(lock.permit).toBe(free);
+      // One permit asked, on each of the 3 nodes (trying them one by one: up to 64 × 3 calls in a row).
+      expect(seen).toEqual({ most: 3, sent: 3 });
+      await Promise.all([lock, ...held].map((one) => one.release()));
+    } finally {
+      await Promise.all([holder.quit(), caller.quit()]);
+    }
+  });
+
+  it('one round without reading the nodes: the random permit busy, every other is tried at once; extras won are released', async () => {
     // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy.
     const make = () =>
       new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0 });
@@ -89,19 +122,13 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     try {
       const held = await holder.acquire('sem:round', { permits: 8 });
       expect(held.permit).toBe(0);
+      // Nodes that cannot be inspected (a custom LockNode without inspect()): no hint which permits are free.
+      for (const node of caller.nodes) node.inspect = undefined;
       const calls = new NodeCalls(caller.nodes);
-      let inFlight = 0;
-      let most = 0;
-      for (const node of caller.nodes) {
-        const acquire = node.acquire.bind(node);
-        node.acquire = (request) => {
-          most = Math.max(most, ++inFlight);
-          return acquire(request).finally(() => inFlight--);
-        };
-      }
+      const seen = countInFlight(caller);
       const lock = await caller.acquire('sem:round', { permits: 8 });
       // Slots 1–7 were asked together (7 slots × 3 nodes in flight at once), not one after another.
-      expect(most).toBe(7 * 3);
+      expect(seen.most).toBe(7 * 3);
       expect(lock.permit).toBe(1);
       // Slots 2–7, won too, are released: only slot 1 stays the caller's, slot 0 the holder's.
       await calls.idle();

@@ -8,7 +8,7 @@ import {
   backoffDelay,
 } from '../acquire';
 import { PermitCountMismatchError } from '../errors';
-import { askNodes, type AcquireRequest, callNode } from '../nodes';
+import { askNodes, type AcquireRequest, callNode, type LockNode, type NodeReading } from '../nodes';
 import { releaseOnAll } from '../release';
 import { nextOwnerValue } from '../lock';
 import { conflictingPermits, describe } from '../messages';
@@ -53,13 +53,17 @@ export async function acquirePermit(
   const began = clock.now();
   const base = request.keys[0];
   const slots = Array.from({ length: permits }, (_, slot) => permitKey(base, slot));
-  await checkLimit(plan, base, permits, request.ttl, resources);
-  const first = Math.floor(plan.random() * permits);
-  const others = slots.map((_, k) => (first + 1 + k) % permits).slice(0, permits - 1);
+  const [, readFree] = await Promise.all([
+    checkLimit(plan, base, permits, request.ttl, resources),
+    freePermits(plan, slots),
+  ]);
+  let free = readFree;
   let waiter: ReleaseWaiter | undefined;
   const tries = { attempts: 0 };
   try {
     for (let round = 1; ; round++) {
+      if (round > 1) free = await freePermits(plan, slots);
+      const [first, ...others] = roundOrder(permits, free, plan.random);
       let outcome = await trySlots(plan, resources, request, [first], slots, signal, tries);
       if (outcome.won === undefined && others.length > 0) {
         const rest = await trySlots(plan, resources, request, others, slots, signal, tries);
@@ -94,6 +98,55 @@ export async function acquirePermit(
   } finally {
     waiter?.close();
   }
+}
+
+/**
+ * The order of one round: the permits a quorum read free, from a random one round, then the others from a
+ * random one round (a random start spreads contenders over the permits).
+ */
+function roundOrder(permits: number, free: ReadonlySet<number> | undefined, random: () => number): number[] {
+  const start = Math.floor(random() * permits);
+  const all = Array.from({ length: permits }, (_, k) => (start + k) % permits);
+  if (!free || free.size === 0 || free.size === permits) return all;
+  return [...all.filter((slot) => free.has(slot)), ...all.filter((slot) => !free.has(slot))];
+}
+
+/**
+ * Which permits a quorum of nodes reads free (no key), read with `inspect` (beside the limit check on the
+ * first round): a round tries those first, so that one busy permit after another is not tried in vain. A hint
+ * only — a permit read free may be taken before the attempt, which decides as always. Undefined when fewer
+ * than a quorum of nodes can be read.
+ */
+async function freePermits(plan: AcquirePlan, slots: readonly string[]): Promise<Set<number> | undefined> {
+  if (plan.nodes.filter((node) => node.inspect).length < plan.quorum) return undefined;
+  const result = await askNodes<Set<number> | undefined, NodeReading | undefined>(
+    plan,
+    'acquire',
+    (node) =>
+      node.inspect ? callNode(node, 'inspect', () => node.inspect!(slots)) : Promise.resolve(undefined),
+    { needed: plan.quorum, isYes: (free) => free !== undefined },
+    (node, reading) => (reading === undefined ? undefined : freeIn(node, reading, slots.length)),
+  );
+  if (!result.success) return undefined;
+  const reads: Set<number>[] = [];
+  for (const answer of result.answers)
+    if (answer.status === 'value' && answer.value) reads.push(answer.value);
+  const free = new Set<number>();
+  slots.forEach((_, slot) => {
+    if (reads.every((read) => read.has(slot))) free.add(slot);
+  });
+  return free;
+}
+
+/** The permits a node's reading shows free; a reading of another shape is that node's error. */
+function freeIn(node: LockNode, reading: NodeReading, count: number): Set<number> {
+  if (!Array.isArray(reading?.keys) || reading.keys.length !== count)
+    throw new Error(`${node.name}: LockNode.inspect() resolved ${describe(reading)} for ${count} keys`);
+  const free = new Set<number>();
+  reading.keys.forEach((key, slot) => {
+    if (key?.type === 'none') free.add(slot);
+  });
+  return free;
 }
 
 type Acquired = Extract<AcquisitionResult, { kind: 'acquired' }>;
