@@ -74,6 +74,11 @@ export interface FairFigures {
    * queues, or answer late, may order differently, and a turn that runs out falls back to the race).
    */
   readonly overtakes: number;
+  /**
+   * The longest time a resource went without a holder while a waiter (its process not stopped) waited for it,
+   * from the end of one section to the start of the next, ms: how long the queue stood still.
+   */
+  readonly longestStall: number;
 }
 
 export function fairFigures(run: PhaseRun, analysis: PhaseAnalysis): FairFigures {
@@ -115,6 +120,22 @@ export function fairFigures(run: PhaseRun, analysis: PhaseAnalysis): FairFigures
       to: f.acqEnd,
     })),
   ];
+  let longestStall = 0;
+  for (const resource of new Set(analysis.sections.map((s) => s.resource))) {
+    const held = analysis.sections.filter((s) => s.resource === resource).sort((a, b) => a.start - b.start);
+    let freeFrom = -Infinity;
+    for (const section of held) {
+      const waiting = waits.some(
+        (w) =>
+          w.resource === resource &&
+          w.came <= freeFrom &&
+          w.to >= section.start &&
+          !stopped(w.client, freeFrom, section.start),
+      );
+      if (waiting) longestStall = Math.max(longestStall, section.start - freeFrom);
+      freeFrom = Math.max(freeFrom, Math.min(section.end, section.deadline));
+    }
+  }
   const overtakes = analysis.sections.filter((grant) =>
     waits.some(
       (earlier) =>
@@ -130,5 +151,6 @@ export function fairFigures(run: PhaseRun, analysis: PhaseAnalysis): FairFigures
     grantedAfterQueueing: analysis.sections.filter((s) => (s.place ?? 0) >= 2).length,
     waiterPauses: pauses,
     overtakes,
+    longestStall: Math.round(longestStall),
   };
 }
