@@ -157,7 +157,7 @@ async function runWindow(
     case 'waiter-pause': {
       // A fair waiter queued behind others stops (SIGSTOP), and a node with it: it stops renewing its tickets.
       // It stays stopped for longer than they live, and until another client has been granted its resource
-      // after they expired (or for 2 ttl more): the queue goes on without it (docs/DESIGN.md §18).
+      // after they expired (or for a ttl more): the queue goes on without it (docs/DESIGN.md §18).
       const pausedFor = random.int(1_300, 1_700);
       const node = random.pick(nodes);
       windowEvent();
@@ -168,7 +168,7 @@ async function runWindow(
         cluster.waitForEntry(
           (e) =>
             e.resource === queued.resource && e.client !== queued.client && e.start > pausedAt + TICKET_TTL,
-          pausedFor + 2 * ttl,
+          pausedFor + ttl,
         );
       if (queued)
         cluster.pauseClient(queued.client, `queued at place ${queued.position} on ${queued.resource}`);
