@@ -20,7 +20,10 @@ export interface WindowOutcome extends Span {
   readonly kind: string;
   /** Nodes that were up, resumed, out of their restart-guard window and unimpaired on every link throughout. */
   readonly healthyNodes: number;
-  /** Clients that had a quorum of such nodes, counting only their own links, throughout the window. */
+  /**
+   * Clients that had a quorum of such nodes, counting only their own links, throughout the window, and whose
+   * process was not stopped (SIGSTOP) in it.
+   */
   readonly servedClients: number[];
   /** Sections that began in the window: all of them, and those of the served clients. */
   readonly successes: number;
@@ -94,9 +97,16 @@ export function analyse(run: PhaseRun, options: AnalysisOptions): PhaseAnalysis 
   const overruns = sections.filter((section) => section.end > section.deadline).length;
   const impairments = impairmentsOf(run.events, options);
   const clients = run.reports.map((_, client) => client);
+  // A client stopped by SIGSTOP reports its stop as a lag when it resumes: that is the fault, not a starved host.
+  const lags = run.lags.filter(
+    (lag) =>
+      lag.client === undefined || !stoppedIn(run.events, { from: lag.t - lag.ms, to: lag.t }, lag.client),
+  );
   const windows = windowsOf(run).map((window) => {
     const served = clients.filter(
-      (client) => countHealthy(impairments, window, options.nodeCount, client) >= options.quorum,
+      (client) =>
+        !stoppedIn(run.events, window, client) &&
+        countHealthy(impairments, window, options.nodeCount, client) >= options.quorum,
     );
     const inWindow = sections.filter((s) => s.start >= window.from && s.start < window.to);
     const busy = new Set(inWindow.map((s) => s.client));
@@ -107,7 +117,7 @@ export function analyse(run: PhaseRun, options: AnalysisOptions): PhaseAnalysis 
       successes: inWindow.length,
       servedSuccesses: inWindow.filter((s) => served.includes(s.client)).length,
       idleClients: served.filter((client) => !busy.has(client)),
-      ...lagIn(run.lags, window),
+      ...lagIn(lags, window),
     };
   });
   const noQuorum = noQuorumSpans(run.events, options);
@@ -186,11 +196,27 @@ function overAdmissionsOf(
   });
 }
 
-/** Faults injected: kills, pauses, cuts and latency settings (heals and restarts are their other halves). */
+/**
+ * Faults injected: kills, pauses (of nodes and of client processes), cuts and latency settings (heals, resumes
+ * and restarts are their other halves).
+ */
 export function countFaults(events: readonly FaultEvent[]): number {
-  return events.filter(
-    (e) => e.kind === 'kill' || e.kind === 'pause' || e.kind === 'cut' || (e.kind === 'latency' && e.ms! > 0),
-  ).length;
+  const faults = new Set<FaultEvent['kind']>(['kill', 'pause', 'client-pause', 'cut']);
+  return events.filter((e) => faults.has(e.kind) || (e.kind === 'latency' && e.ms! > 0)).length;
+}
+
+/** Whether `client`'s process was stopped (SIGSTOP) at some moment of `window`. */
+function stoppedIn(events: readonly FaultEvent[], window: Span, client: number): boolean {
+  let since: number | undefined;
+  for (const e of events) {
+    if (e.client !== client) continue;
+    if (e.kind === 'client-pause') since = e.t;
+    else if (e.kind === 'client-resume' && since !== undefined) {
+      if (since < window.to && e.t > window.from) return true;
+      since = undefined;
+    }
+  }
+  return since !== undefined && since < window.to;
 }
 
 function lagIn(lags: readonly Lag[], window: Span): { lagMs: number; maxLagMs: number; starved: boolean } {

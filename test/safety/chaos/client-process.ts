@@ -8,6 +8,7 @@ import type {
   FailureRecord,
   ParentMessage,
   SectionRecord,
+  WaitingRecord,
 } from './protocol';
 
 /** Every client process still alive, killed by pid if the test process exits without closing them. */
@@ -33,6 +34,8 @@ function killOnExit(pid: number): void {
 export interface PhaseReport {
   sections: SectionRecord[];
   failures: FailureRecord[];
+  /** Fair waiting: the places in the queue the client learnt (its `waiting` events). */
+  waitings: WaitingRecord[];
   logs: string[];
   stats: ClientStats | undefined;
 }
@@ -57,6 +60,10 @@ export class ClientProcess {
   onLag: ((t: number, ms: number) => void) | undefined;
   /** Called when the client's Redlock instance saw a node's wall clock step. */
   onClockStep: ((node: number, step: number) => void) | undefined;
+  /** Called when a fair waiter of the client learnt its place in the queue. */
+  onWaiting: ((waiting: WaitingRecord) => void) | undefined;
+  /** Stopped by SIGSTOP (see {@link pause}). */
+  paused = false;
 
   private constructor(
     readonly index: number,
@@ -121,6 +128,10 @@ export class ClientProcess {
         case 'clock-step':
           this.onClockStep?.(message.node, message.step);
           break;
+        case 'waiting':
+          this.report.waitings.push(message.waiting);
+          this.onWaiting?.(message.waiting);
+          break;
         case 'ready':
           break;
         case 'resubscribe':
@@ -170,6 +181,20 @@ export class ClientProcess {
 
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGSTOP: the process stops where it is (a waiter stops renewing its tickets, a holder its lock). */
+  pause(): void {
+    if (!this.running || this.paused) return;
+    this.child.kill('SIGSTOP');
+    this.paused = true;
+  }
+
+  /** SIGCONT. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.running) this.child.kill('SIGCONT');
   }
 
   startPhase(phase: ClientPhase): void {
@@ -233,5 +258,5 @@ export class ClientProcess {
 }
 
 function emptyReport(): PhaseReport {
-  return { sections: [], failures: [], logs: [], stats: undefined };
+  return { sections: [], failures: [], waitings: [], logs: [], stats: undefined };
 }

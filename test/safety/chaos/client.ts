@@ -56,10 +56,11 @@ function fencedWrite(resource: string, token: number): Promise<boolean> {
   });
 }
 
-/** How one iteration locks: a writer or a reader, or a permit of a semaphore. */
+/** How one iteration locks: a writer or a reader, or a permit of a semaphore; `fair` passed per call. */
 interface LockKind {
   readonly mode: 'read' | 'write';
   readonly permits: number | undefined;
+  readonly fair?: true;
 }
 
 class Loop {
@@ -68,8 +69,12 @@ class Loop {
     failures: 0,
     pollAttempts: 0,
     releases: 0,
+    waitingEvents: 0,
+    maxPlace: 0,
   };
   private readonly random: Random;
+  /** The furthest-back place in the queue the current acquisition learnt (fair waiting). */
+  private place: number | undefined;
 
   constructor(
     private readonly phase: ClientPhase,
@@ -77,6 +82,13 @@ class Loop {
     private readonly stop: AbortSignal,
   ) {
     this.random = new Random(phase.seed).fork(client);
+  }
+
+  /** A `waiting` event: it belongs to the acquisition in progress (one at a time per client). */
+  onWaiting(position: number): void {
+    this.stats.waitingEvents++;
+    this.stats.maxPlace = Math.max(this.stats.maxPlace, position);
+    this.place = Math.max(this.place ?? 0, position);
   }
 
   async run(): Promise<void> {
@@ -101,10 +113,14 @@ class Loop {
 
   private async iteration(resource: string, style: LoopStyle): Promise<void> {
     const acqStart = now();
+    this.place = undefined;
     const permits = this.phase.permits?.[resource];
     const mode: 'read' | 'write' =
       permits === undefined && this.random.chance(this.phase.readShare ?? 0) ? 'read' : 'write';
-    const kind = { mode, permits };
+    // Fair per call on odd clients (even ones have it as their instance's default), where a call may ask.
+    const callFair =
+      this.phase.fair === true && client % 2 === 1 && mode === 'write' && permits === undefined;
+    const kind: LockKind = { mode, permits, ...(callFair ? { fair: true } : {}) };
     const work = style === 'using' ? this.phase.longWork : this.phase.work;
     const planned = this.random.int(work[0], work[1]);
     if (style === 'using') {
@@ -219,6 +235,7 @@ class Loop {
         lost: lock.lostError !== undefined,
         mode: lock.mode,
         permit: lock.permit,
+        place: this.place,
       },
     });
   }
@@ -299,6 +316,7 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
       wait: phase.acquireWait,
       logger: false,
       ...(phase.detectClockSteps === undefined ? {} : { detectClockSteps: phase.detectClockSteps }),
+      ...(phase.fair === true && client % 2 === 0 ? { fair: true } : {}),
     },
     { unsafeSkipValidityCheck: phase.unsafeSkipValidityCheck },
   );
@@ -308,6 +326,10 @@ async function runPhase(phase: ClientPhase, stop: AbortSignal): Promise<void> {
     clockSteps++;
     const index = urls.findIndex((url) => url.endsWith(`:${node.split(':').pop()}`));
     send({ type: 'clock-step', client, node: index, step });
+  });
+  redlock.on('waiting', ({ resources, position, waited }) => {
+    loop.onWaiting(position);
+    send({ type: 'waiting', waiting: { client, resource: resources.join(','), t: now(), position, waited } });
   });
   let guardModes: string[] = [];
   try {

@@ -3,7 +3,7 @@ import { RedisNodes, StartRedisNodesOptions, TcpProxy, startRedisNodes, startTcp
 import { ClientBuild, buildClient } from './build-client';
 import { ClientProcess, PhaseReport } from './client-process';
 import { FencedResources, Rejection } from './fenced-resources';
-import { ClientPhase, EntryRecord, NO_INFO_USER, SectionRecord } from './protocol';
+import { ClientPhase, EntryRecord, NO_INFO_USER, SectionRecord, WaitingRecord } from './protocol';
 
 /** Event-loop delays above this are recorded, ms. */
 const LAG_THRESHOLD = 50;
@@ -12,7 +12,18 @@ const LAG_THRESHOLD = 50;
 export interface FaultEvent {
   readonly t: number;
   readonly kind:
-    'kill' | 'starting' | 'started' | 'pause' | 'resume' | 'cut' | 'heal' | 'latency' | 'window' | 'note';
+    | 'kill'
+    | 'starting'
+    | 'started'
+    | 'pause'
+    | 'resume'
+    | 'cut'
+    | 'heal'
+    | 'latency'
+    | 'client-pause'
+    | 'client-resume'
+    | 'window'
+    | 'note';
   readonly node?: number;
   readonly client?: number;
   readonly ms?: number;
@@ -49,6 +60,7 @@ export class ChaosCluster {
   private readonly latencies = new Map<string, number>();
   private entryWaiters = new Set<(entry: EntryRecord) => void>();
   private sectionWaiters = new Set<(section: SectionRecord) => void>();
+  private waitingWaiters = new Set<(waiting: WaitingRecord) => void>();
   private build: ClientBuild | undefined;
   private readonly lags: Lag[] = [];
   private lagTimer: NodeJS.Timeout | undefined;
@@ -106,6 +118,9 @@ export class ChaosCluster {
           for (const waiter of [...cluster.sectionWaiters]) waiter(section);
         };
         client.onLag = (t, ms) => cluster.lags.push({ t, ms, client: client.index });
+        client.onWaiting = (waiting) => {
+          for (const waiter of [...cluster.waitingWaiters]) waiter(waiting);
+        };
       }
       cluster.watchLag();
       const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -172,6 +187,19 @@ export class ChaosCluster {
     await handle.resume();
   }
 
+  /** SIGSTOP of a client process (a waiter that stops renewing its tickets); `note` says why it was chosen. */
+  pauseClient(client: number, note?: string): void {
+    if (!this.clients[client].running || this.clients[client].paused) return;
+    this.clients[client].pause();
+    this.log('client-pause', { client, ...(note === undefined ? {} : { note }) });
+  }
+
+  resumeClient(client: number): void {
+    if (!this.clients[client].paused) return;
+    this.log('client-resume', { client });
+    this.clients[client].resume();
+  }
+
   /** Cuts one client off from one node (an asymmetric partition). */
   cut(client: number, node: number): void {
     this.proxies[client][node].cut();
@@ -194,8 +222,9 @@ export class ChaosCluster {
     this.log('latency', { client, node, ms });
   }
 
-  /** Every node running and resumed, every link healed and without latency. */
+  /** Every client and node running and resumed, every link healed and without latency. */
   async healAll(): Promise<void> {
+    for (let c = 0; c < this.clientCount; c++) this.resumeClient(c);
     for (let node = 0; node < this.nodeCount; node++) {
       await this.resume(node);
       await this.start(node);
@@ -263,6 +292,17 @@ export class ChaosCluster {
   async waitForSections(done: () => boolean, timeout: number): Promise<boolean> {
     if (done()) return true;
     return (await this.nextReport(this.sectionWaiters, () => done(), timeout)) !== undefined;
+  }
+
+  /**
+   * Resolves with the next `waiting` event (a fair waiter learnt its place) that satisfies `accept`, or undefined
+   * after `timeout` ms. Lets a fault pattern aim at a waiter that is queued.
+   */
+  waitForWaiting(
+    accept: (waiting: WaitingRecord) => boolean,
+    timeout: number,
+  ): Promise<WaitingRecord | undefined> {
+    return this.nextReport(this.waitingWaiters, accept, timeout);
   }
 
   /** The next report to `waiters` that satisfies `accept`, or undefined after `timeout` ms (the deadline). */

@@ -55,6 +55,41 @@ export function mixedPhase(seed: number): ClientPhase {
 }
 
 /**
+ * Fair waiting (docs/DESIGN.md §18) under faults: every writer waits fairly (even clients by their instance's
+ * default, odd ones per call) on two hot resources, so waiters queue behind each other across the six processes;
+ * some of them in `using()` with auto-extension. No readers: they are not ordered, and behind a queue of writers
+ * that never empties they wait out their whole budget (writer preference, §15), so a client drawing one would sit
+ * the short phase out.
+ */
+export function fairPhase(seed: number): ClientPhase {
+  const ttl = 1_000;
+  return {
+    name: 'fair-waiters',
+    seed,
+    ttl,
+    restartGuard: ttl,
+    nodeTimeout: 150,
+    unsafeSkipValidityCheck: false,
+    fair: true,
+    resources: [
+      ['hot:0', 3],
+      ['hot:1', 1],
+    ],
+    styles: [
+      ['wait', 5],
+      ['using', 1],
+    ],
+    work: [30, 200],
+    longWork: [200, 700],
+    acquireWait: 4_000,
+    pollDelay: [20, 80],
+    pause: [0, 30],
+    respectDeadline: true,
+    margin: 100,
+  };
+}
+
+/**
  * Negative control 1: the restart guard off, everything else as safe as in the main run. Long sections on
  * two hot resources and clients that poll, so someone is always ready to take a lock the moment a majority
  * lets them.

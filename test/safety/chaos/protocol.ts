@@ -49,6 +49,11 @@ export interface ClientPhase {
   readonly permits?: Readonly<Record<string, number>>;
   /** The Redlock option `detectClockSteps` (unset: the library's default). */
   readonly detectClockSteps?: boolean;
+  /**
+   * Fair waiting (docs/DESIGN.md §18): even clients set `fair: true` on their instance, odd clients pass it per
+   * call (writers only: a reader's call refuses it). Unset: not fair.
+   */
+  readonly fair?: boolean;
 }
 
 /** An ACL user on every chaos node with every command but INFO (set up by `ChaosCluster.start`). */
@@ -94,6 +99,8 @@ export type ClientMessage =
   | { readonly type: 'lag'; readonly client: number; readonly t: number; readonly ms: number }
   /** The phase's Redlock instance saw node `node`'s wall clock step (its `clock-step` event). */
   | { readonly type: 'clock-step'; readonly client: number; readonly node: number; readonly step: number }
+  /** The phase's Redlock instance emitted `waiting`: a fair waiter learnt its place in the queue. */
+  | { readonly type: 'waiting'; readonly waiting: WaitingRecord }
   | { readonly type: 'log'; readonly client: number; readonly message: string }
   | { readonly type: 'resubscribe'; readonly step: 'waiting' | 'done'; readonly error?: string };
 
@@ -104,6 +111,15 @@ export interface EntryRecord {
   readonly acqStart: number;
   readonly start: number;
   readonly remaining: number;
+}
+
+/** A fair waiter's place in the queue on `resource`, as its `waiting` event said (1: it goes next). */
+export interface WaitingRecord {
+  readonly client: number;
+  readonly resource: string;
+  readonly t: number;
+  readonly position: number;
+  readonly waited: number;
 }
 
 /** One critical section, as its client saw it. */
@@ -132,6 +148,8 @@ export interface SectionRecord {
   readonly mode?: 'read' | 'write';
   /** A semaphore's permit (its fenced writes go to `<resource>#<permit>`). */
   readonly permit?: number;
+  /** Fair waiting: the furthest-back place in the queue this acquisition learnt (undefined: it learnt none). */
+  readonly place?: number;
 }
 
 /** An acquisition that gave up. */
@@ -160,4 +178,7 @@ export interface ClientStats {
   readonly guardModes: readonly string[];
   /** Steps of a node's wall clock the instance saw (its `clock-step` events). */
   readonly clockSteps?: number;
+  /** Fair waiting: the instance's `waiting` events, and the furthest-back place any of them gave. */
+  readonly waitingEvents?: number;
+  readonly maxPlace?: number;
 }

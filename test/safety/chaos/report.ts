@@ -141,6 +141,7 @@ export function saveLog(seed: number, run: PhaseRun, analysis: PhaseAnalysis, ex
         ...rest,
         sections: analysis.sections,
         failures: analysis.failures,
+        waitings: run.reports.flatMap((report) => report.waitings),
         overlaps: analysis.overlaps,
         staleTokens: analysis.staleTokens,
         windows: analysis.windows,

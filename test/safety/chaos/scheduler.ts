@@ -1,4 +1,5 @@
 import type { ChaosCluster } from './cluster';
+import { TICKET_TTL } from './fair-queues';
 import type { Random } from './random';
 import { delay as sleep } from '../../support/waits';
 
@@ -15,7 +16,8 @@ export const WINDOW_KINDS = [
   ['no-quorum', 1],
 ] as const;
 
-export type WindowKind = (typeof WINDOW_KINDS)[number][0];
+/** The kinds above, and `waiter-pause` (fair waiting: a queued waiter's process stops), run by {@link runWindows}. */
+export type WindowKind = (typeof WINDOW_KINDS)[number][0] | 'waiter-pause';
 
 /**
  * A section that began this long after a cut was granted by an attempt sent after the cut (an attempt lasts
@@ -40,6 +42,16 @@ export async function runFaultWindows(
     const kind = random.weighted(WINDOW_KINDS);
     await runWindow(cluster, random, kind, ttl);
   }
+}
+
+/** Windows of the given kinds, one after the other, each as {@link runFaultWindows} runs it. */
+export async function runWindows(
+  cluster: ChaosCluster,
+  random: Random,
+  ttl: number,
+  kinds: readonly WindowKind[],
+): Promise<void> {
+  for (const kind of kinds) await runWindow(cluster, random, kind, ttl);
 }
 
 async function runWindow(
@@ -140,6 +152,34 @@ async function runWindow(
       await cluster.restartEmpty(first);
       await at(random.int(0, 600));
       await cluster.restartEmpty(second);
+      break;
+    }
+    case 'waiter-pause': {
+      // A fair waiter queued behind others stops (SIGSTOP), and a node with it: it stops renewing its tickets.
+      // It stays stopped for longer than they live, and until another client has been granted its resource
+      // after they expired (or for a ttl more): the queue goes on without it (docs/DESIGN.md §18).
+      const pausedFor = random.int(1_300, 1_700);
+      const node = random.pick(nodes);
+      windowEvent();
+      const queued = await cluster.waitForWaiting((w) => w.position >= 3, 2 * ttl);
+      const pausedAt = cluster.now();
+      const passed =
+        queued &&
+        cluster.waitForEntry(
+          (e) =>
+            e.resource === queued.resource && e.client !== queued.client && e.start > pausedAt + TICKET_TTL,
+          pausedFor + ttl,
+        );
+      if (queued)
+        cluster.pauseClient(queued.client, `queued at place ${queued.position} on ${queued.resource}`);
+      await cluster.pause(node);
+      await at(pausedAt - start + pausedFor);
+      if (queued) {
+        await passed;
+        cluster.resumeClient(queued.client);
+      }
+      await cluster.resume(node);
+      duration = cluster.now() - start + random.int(200, 500);
       break;
     }
     case 'no-quorum': {
