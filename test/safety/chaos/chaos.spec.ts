@@ -42,13 +42,12 @@ const QUORUM = 3;
 const FAIR_WINDOWS: readonly WindowKind[] = ['waiter-pause', 'mixed'];
 /**
  * Whether the fair-waiters phase asserts liveness (every client granted, no stalled window, the queue going on
- * past a stopped waiter). Off for now: with three or four nodes answering, fair waiters were seen to leave a free
- * lock ungranted for seconds (seeds 2068011534, 47207294, 1723532281): a partial grant takes the waiter's ticket
- * out of the nodes that granted it while it still waits, so those nodes turn to the next waiter, the others to it,
- * and the attempts split between two heads. Turn it on once fair waiting keeps the ticket until the acquisition
- * has the lock.
+ * past a stopped waiter). It was off while fair waiters, with three or four nodes answering, left a free lock
+ * ungranted for seconds (seeds 2068011534, 47207294, 1723532281: a partial grant took the waiter's ticket out of
+ * the nodes that granted it, which then turned to the next waiter; fixed by the ticket rejoining before the turn
+ * is read, docs/DESIGN.md §18).
  */
-const FAIR_LIVENESS = false;
+const FAIR_LIVENESS = true;
 /** Attempts of the restart-guard scenario before it counts as inconclusive (each about 5 s; one usually does). */
 const GUARD_ATTEMPTS = 6;
 const profile = chaosProfile();
