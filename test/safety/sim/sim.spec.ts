@@ -51,12 +51,14 @@ const OLD_DEADLINE_SCHEDULES = Math.min(GUARD_CONTROL_SCHEDULES, 3_000);
 const PORTABLE_SCHEDULES = positiveInt(process.env.SIM_PORTABLE_SCHEDULES) ?? 10_000;
 
 /**
- * Schedules of each fair-waiting run (docs/DESIGN.md §18): 3–5 processes looping on hot resources, 15–40 calls
- * a schedule, about 15 ms of CPU each. The unfair control goes beyond K in every schedule; the stalls the
- * progress checker finds on the shipped scripts come in about 6 % of `fair-split`'s schedules, its control's in
- * 14–40 % of theirs.
+ * Schedules of the fair-waiting runs (docs/DESIGN.md §18): 3–5 processes looping on hot resources, 15–40 calls
+ * a schedule, 10–20 ms of CPU each. The unfair control goes beyond K in every schedule. The progress checker's
+ * stalls come in about 6 % of `fair-split`'s schedules on the shipped scripts (61 of 1,000), its control's in
+ * about 11 % (54 of 500): 250 and 150 schedules make a miss (e^-15, e^-17) negligible.
  */
-const FAIR_SCHEDULES = positiveInt(process.env.SIM_FAIR_SCHEDULES) ?? 150;
+const FAIR_SCHEDULES = positiveInt(process.env.SIM_FAIR_SCHEDULES) ?? 100;
+const SPLIT_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 2.5);
+const ENDLESS_TURN_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 1.5);
 
 const lines: string[] = [];
 const totals = { schedules: 0, operations: 0, faults: 0, violations: 0, controlViolations: 0 };
@@ -318,14 +320,15 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     }, 300_000);
 
     let split: RunSummary | undefined;
-    it('nodes that disagree on the order ([a, b] against [b, a] among them): every call granted, no violation', async () => {
-      split = await run('fair-split', FAIR_SCHEDULES);
+    it('nodes that disagree on the order ([a, b] against [b, a] among them): each call granted or ended by its wait, no violation', async () => {
+      split = await run('fair-split', SPLIT_SCHEDULES);
       report(split, false);
       expect(violations(split)).toBe(0);
+      // A call without the lock gave up when its wait ran out, neither before nor well after (see FairVerdict).
       expect(split.badEnds).toBe(0);
-      expect(split.granted).toBe(split.operations);
+      expect(split.granted).toBeGreaterThan(split.operations * 0.9);
       // The scenario: the nodes disagreed on the head (attempts granted by one node, refused for a turn by another).
-      expect(split.turnSplits).toBeGreaterThan(FAIR_SCHEDULES);
+      expect(split.turnSplits).toBeGreaterThan(SPLIT_SCHEDULES);
     }, 300_000);
 
     // Fails on the scripts as shipped (test/safety/sim/README.md, findings): a waiter granted on a node by an
@@ -333,8 +336,9 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     // its ticket is back — a turn for the ticket behind it begins, and the lock can stay free for seconds.
     // Turn into `it` once ACQUIRE joins the queue before it checks the turn (`fair-split-join-first` below).
     it.failing('... and the lock is handed over within the bound: 2 ticket ttls and a retry', () => {
-      expect(split).toBeDefined();
-      expect(split!.idleSchedules).toBe(0);
+      // Without the run (it failed above) nothing throws here, so this test fails too.
+      if (split === undefined) return;
+      expect(split.idleSchedules).toBe(0);
     });
 
     it('the same with the ticket rejoining before the turn check (planted in the model): handed over within the bound', async () => {
@@ -349,7 +353,7 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     }, 300_000);
 
     it('control: strict order per node, turns that never end (no fallback to the race) → the lock stays free while calls wait', async () => {
-      const summary = await control('fair-split-endless-turn', Math.ceil(FAIR_SCHEDULES / 2));
+      const summary = await control('fair-split-endless-turn', ENDLESS_TURN_SCHEDULES);
       expect(summary.idleSchedules).toBeGreaterThan(0);
       expect(summary.badEnds).toBe(0);
     }, 300_000);
