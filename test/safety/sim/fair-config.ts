@@ -108,7 +108,7 @@ export function fairConfig(rng: Prng, seed: number, profile: Profile): WorldConf
   );
   const resources: readonly (readonly string[])[] = split ? [['a'], ['b'], ['a', 'b'], ['b', 'a']] : [['a']];
   const fair = profile !== 'fair-order-unfair';
-  const wait = Math.max(100 * ttl, 20 * ticketTtl(maxRetryDelay * 2));
+  const wait = Math.max(50 * ttl, 8 * ticketTtl(maxRetryDelay * 2));
   const clients = Array.from({ length: clientCount }, (_, id): ClientSpec => {
     const lanes = rng.chance(0.35) ? 2 : 1;
     const deaf = id % 3 === 2;
