@@ -108,7 +108,10 @@ export function fairConfig(rng: Prng, seed: number, profile: Profile): WorldConf
   );
   const resources: readonly (readonly string[])[] = split ? [['a'], ['b'], ['a', 'b'], ['b', 'a']] : [['a']];
   const fair = profile !== 'fair-order-unfair';
-  const wait = Math.max(50 * ttl, 8 * ticketTtl(maxRetryDelay * 2));
+  // Budgets well beyond the progress bound (2 ticket ttls of the slowest instance and a retry): 5 ticket ttls;
+  // the control's stalls last until the budgets run out, so its calls get 3 (its stalls still exceed the bound).
+  const endless = profile === 'fair-split-endless-turn';
+  const wait = Math.max((endless ? 10 : 30) * ttl, (endless ? 3 : 5) * ticketTtl(maxRetryDelay * 2));
   const clients = Array.from({ length: clientCount }, (_, id): ClientSpec => {
     const lanes = rng.chance(0.35) ? 2 : 1;
     const deaf = id % 3 === 2;

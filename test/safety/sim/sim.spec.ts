@@ -52,12 +52,12 @@ const PORTABLE_SCHEDULES = positiveInt(process.env.SIM_PORTABLE_SCHEDULES) ?? 10
 
 /**
  * Schedules of the fair-waiting runs (docs/DESIGN.md §18): 3–5 processes looping on hot resources, 15–40 calls
- * a schedule, 10–20 ms of CPU each. The unfair control goes beyond K in every schedule. The progress checker's
- * stalls come in about 6 % of `fair-split`'s schedules on the shipped scripts (61 of 1,000), its control's in
- * about 11 % (54 of 500): 250 and 150 schedules make a miss (e^-15, e^-17) negligible.
+ * a schedule, 10–35 ms of CPU each. The unfair control goes beyond K in every schedule. The progress checker's
+ * stalls come in about 8 % of `fair-split`'s schedules on the shipped scripts (79 of 1,000), its control's in
+ * about 8 % (24 of 300): 150 schedules each make a miss (e^-12) negligible.
  */
 const FAIR_SCHEDULES = positiveInt(process.env.SIM_FAIR_SCHEDULES) ?? 100;
-const SPLIT_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 2.5);
+const SPLIT_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 1.5);
 const ENDLESS_TURN_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 1.5);
 
 const lines: string[] = [];
