@@ -7,6 +7,7 @@ import {
   RedlockCore,
   type Timer,
 } from '../../../lib/core';
+import type { CallRecord } from '../checkers/fairness';
 import type { Interval } from '../checkers/intervals';
 import type { OpSpec } from './config';
 import type { SimContext } from './context';
@@ -29,6 +30,9 @@ export interface OpStats {
   readsGranted: number;
   /** Permits of a semaphore granted. */
   permitsGranted: number;
+  /** Operations that ran with `fair: true` (docs/DESIGN.md §18), and how many of them were granted. */
+  fairOps: number;
+  fairGranted: number;
 }
 
 export function emptyOpStats(): OpStats {
@@ -44,6 +48,8 @@ export function emptyOpStats(): OpStats {
     shortExtendFailed: 0,
     readsGranted: 0,
     permitsGranted: 0,
+    fairOps: 0,
+    fairGranted: 0,
   };
 }
 
@@ -55,6 +61,8 @@ export interface SimClient {
   readonly connections: readonly Connection[];
   readonly clock: DriftingClock;
   readonly ops: readonly OpSpec[];
+  /** Callers sharing the instance (see `ClientSpec.lanes`). */
+  readonly lanes?: number;
 }
 
 /** Where a client reports what it saw. */
@@ -75,14 +83,27 @@ export interface ClientSink {
    * {@link warmUp}) — a later step is judged against that sample.
    */
   readonly warmUp: boolean;
+  /** The instances' default `fair` option. */
+  readonly fairDefault: boolean;
   section(interval: Interval): void;
+  /** Every acquisition, as the caller saw it (fair waiting's checkers); filled in as it goes. */
+  call(record: CallRecord): void;
   anomaly(message: string): void;
 }
 
-/** Runs the client's operations one after another: acquire → critical section → release. */
+/**
+ * Runs the client's operations one after another: acquire → critical section → release; with `lanes`, that
+ * many callers share the instance, each running its share of the operations (dealt round-robin).
+ */
 export async function runClient(client: SimClient, sink: ClientSink): Promise<void> {
   if (sink.warmUp) void warmUp(client);
-  for (let i = 0; i < client.ops.length; i++) {
+  const lanes = client.lanes ?? 1;
+  if (lanes === 1) return runLane(client, sink, 0, 1);
+  await Promise.all(Array.from({ length: lanes }, (_, lane) => runLane(client, sink, lane, lanes)));
+}
+
+async function runLane(client: SimClient, sink: ClientSink, lane: number, lanes: number): Promise<void> {
+  for (let i = lane; i < client.ops.length; i += lanes) {
     const op = client.ops[i];
     await sleep(client.clock, op.think);
     sink.stats.operations++;
@@ -90,8 +111,19 @@ export async function runClient(client: SimClient, sink: ClientSink): Promise<vo
     const { context } = sink;
     if (context.tracing)
       context.trace(`${holder} BEGIN ${op.kind} ${op.resources.join(',')} ttl=${op.ttl} wait=${op.wait}`);
+    const fair = op.fair ?? (sink.fairDefault && op.mode === 'write' && op.permits === undefined);
+    if (fair) sink.stats.fairOps++;
+    const call: CallRecord = {
+      holder,
+      resources: op.resources,
+      arrival: context.scheduler.now,
+      ended: NaN,
+      wait: op.wait,
+      fair,
+    };
+    sink.call(call);
     try {
-      await operate(client, op, holder, sink);
+      await operate(client, op, holder, sink, call);
     } catch (error) {
       if (context.tracing)
         context.trace(`${holder} FAILED ${String(error instanceof Error ? error.name : error)}`);
@@ -100,6 +132,8 @@ export async function runClient(client: SimClient, sink: ClientSink): Promise<vo
       else if (error instanceof LockLostError) sink.stats.lost++;
       else if (error instanceof AcquireAbortedError) sink.stats.aborted++;
       else sink.anomaly(`c${client.id} op ${i} (${op.kind}) failed unexpectedly: ${describeError(error)}`);
+    } finally {
+      if (Number.isNaN(call.ended)) call.ended = context.scheduler.now;
     }
   }
 }
@@ -115,7 +149,13 @@ async function warmUp(client: SimClient): Promise<void> {
   if (lock) await client.redlock.release(lock).catch(() => undefined);
 }
 
-async function operate(client: SimClient, op: OpSpec, holder: string, sink: ClientSink): Promise<void> {
+async function operate(
+  client: SimClient,
+  op: OpSpec,
+  holder: string,
+  sink: ClientSink,
+  call: CallRecord,
+): Promise<void> {
   const { redlock } = client;
   if (op.permits !== undefined && sink.perNodeCount) return countedOperate(client, op, holder, sink);
   let signal: AbortSignal | undefined;
@@ -131,11 +171,12 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
     signal,
     mode: op.mode,
     permits: op.permits,
+    ...(op.fair === undefined ? {} : { fair: op.fair }),
   };
   if (op.kind === 'using') {
     const settings = { ...options, autoExtend: true, onLockLost: op.onLockLost };
     await redlock.using(op.resources, settings, async (lock) => {
-      const section = granted(lock, op, holder, sink);
+      const section = granted(lock, op, holder, sink, call);
       await work(client.clock, lock, op.work, section, lock.signal);
       record(lock, holder, section, sink);
     });
@@ -150,7 +191,7 @@ async function operate(client: SimClient, op: OpSpec, holder: string, sink: Clie
     sink.stats.busy++;
     return;
   }
-  const section = granted(lock, op, holder, sink);
+  const section = granted(lock, op, holder, sink, call);
   if (op.extendMidway) {
     await work(client.clock, lock, op.work / 2, section);
     const deadlineBefore = client.clock.now() + lock.remainingTime;
@@ -223,8 +264,10 @@ interface Section {
   end: number;
 }
 
-function granted(lock: Lock, op: OpSpec, holder: string, sink: ClientSink): Section {
+function granted(lock: Lock, op: OpSpec, holder: string, sink: ClientSink, call: CallRecord): Section {
   sink.stats.granted++;
+  call.granted = call.ended = sink.context.scheduler.now;
+  if (call.fair) sink.stats.fairGranted++;
   if (lock.mode === 'read') sink.stats.readsGranted++;
   if (lock.permit !== undefined) sink.stats.permitsGranted++;
   const { context } = sink;

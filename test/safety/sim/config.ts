@@ -2,6 +2,7 @@ import type { RedlockOptions } from '../../../lib/core';
 import type { LinkSpec } from './connection';
 import type { Prng } from './prng';
 import type { ServerSpec } from './server';
+import { FAIR_PROFILES, fairConfig, withFairWaiting } from './fair-config';
 
 /**
  * What a run explores. `safe` keeps every assumption the algorithm states (client clock drift within the
@@ -65,7 +66,12 @@ export type Profile =
   | 'semaphore-per-node-count'
   | 'clock-steps'
   | 'clock-steps-undetected'
-  | 'majority-step';
+  | 'majority-step'
+  | 'fair-order'
+  | 'fair-order-unfair'
+  | 'fair-split'
+  | 'fair-split-join-first'
+  | 'fair-split-endless-turn';
 
 export const PROFILES: readonly Profile[] = [
   'safe',
@@ -86,6 +92,7 @@ export const PROFILES: readonly Profile[] = [
   'clock-steps',
   'clock-steps-undetected',
   'majority-step',
+  ...FAIR_PROFILES,
 ];
 
 export interface OpSpec {
@@ -110,6 +117,8 @@ export interface OpSpec {
   readonly mode: 'read' | 'write';
   /** A counting semaphore of this many permits on the resource `p` (then `resources` is `['p']`). */
   readonly permits?: number;
+  /** The call's `fair` option (undefined: the instance's default). Only on writers of a lock. */
+  readonly fair?: boolean;
 }
 
 export interface ClientSpec {
@@ -120,6 +129,15 @@ export interface ClientSpec {
   readonly lateChance: number;
   readonly lateMax: number;
   readonly ops: readonly OpSpec[];
+  /**
+   * Callers sharing the client's instance (default 1): the operations are dealt round-robin to this many
+   * sequences that run at once — a process whose callers meet in its local queue.
+   */
+  readonly lanes?: number;
+  /** Deaf to release announcements (its connections offer no `watch`): it polls. */
+  readonly deaf?: boolean;
+  /** Its instance's own retry delays (the others use the shared options). */
+  readonly overrides?: { readonly retryDelay: number; readonly maxRetryDelay: number };
 }
 
 export type FaultSpec =
@@ -154,6 +172,8 @@ export interface WorldConfig {
    * first operation — so a later step of a node's clock is judged against an earlier sample (DESIGN §17).
    */
   readonly warmUp: boolean;
+  /** Fair waiting (docs/DESIGN.md §18): off, the instances' default, or passed by some calls. */
+  readonly fairWaiting: 'off' | 'instance' | 'calls';
 }
 
 const EPOCH_US = 1.7e15;
@@ -176,6 +196,12 @@ const STEP_SHARE = 0.15;
 
 /** Draws one schedule's configuration (swarm testing: every seed gets its own mix of features and faults). */
 export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldConfig {
+  if (FAIR_PROFILES.includes(profile)) return fairConfig(rng, seed, profile);
+  const config = unfairConfig(rng, seed, profile);
+  return profile === 'safe' || profile === 'safe-portable' ? withFairWaiting(config) : config;
+}
+
+function unfairConfig(rng: Prng, seed: number, profile: Profile): WorldConfig {
   const crashy = CRASHY.includes(profile);
   const portable =
     profile === 'safe-portable' || profile === 'guard-early-data-age' || profile === 'clock-back';
@@ -331,6 +357,7 @@ export function randomConfig(rng: Prng, seed: number, profile: Profile): WorldCo
     watch: rng.chance(0.5),
     faults,
     warmUp: steps.length > 0 && !majorityStep && rng.chance(0.75),
+    fairWaiting: 'off',
   };
 }
 

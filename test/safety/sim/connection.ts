@@ -73,11 +73,23 @@ export class Connection implements LockNode {
     if (watchable) this.watch = (keys, listener) => this.subscribe(keys, listener);
   }
 
-  acquire(request: AcquireRequest): Promise<AcquireReply> {
+  acquire(given: AcquireRequest): Promise<AcquireReply> {
     let readAt = 0;
+    // A fair call's ticket (its intent id) named by first appearance: nodes order tickets that arrived in the
+    // same ms by their bytes, and the core draws owner values from crypto (outside the seed).
+    const request =
+      given.queueKeys !== undefined && given.intent !== undefined
+        ? { ...given, intent: this.context.ownerName(given.intent) }
+        : given;
     const run = () => {
       const reply = this.server.acquire(request);
       readAt = this.context.scheduler.now;
+      if (request.queueKeys !== undefined)
+        this.context.fairReply(
+          request.owner,
+          reply.outcome === 'acquired',
+          reply.outcome === 'busy' && reply.queued === true,
+        );
       if (reply.outcome === 'refused') {
         if (reply.basis === 'data-age') this.context.counters.refusedDataAge++;
         else this.context.counters.refusedUptime++;
@@ -113,6 +125,12 @@ export class Connection implements LockNode {
     return this.call('extend-many', items[0].owner, () =>
       items.map((item) => this.server.extend(item.keys, item.owner, item.ttl, item.readers)),
     );
+  }
+
+  /** CLEAR_INTENT: an acquisition that ended takes its intent (and, fair, its tickets) back (§15, §18). */
+  clearIntent(intentKeys: readonly string[], intent: string, queueKeys?: readonly string[]): Promise<number> {
+    const named = queueKeys !== undefined ? this.context.ownerName(intent) : intent;
+    return this.call('clear-intent', intent, () => this.server.clearIntent(intentKeys, named, queueKeys));
   }
 
   release(keys: readonly string[], owner: string, readers?: readonly string[]): Promise<number> {

@@ -17,6 +17,8 @@ export interface SimContext {
   ownerName(owner: string): string;
   /** Fault and message counters of the schedule. */
   readonly counters: SimCounters;
+  /** A node's answer to a fair attempt: granted, or refused for an earlier waiter's turn (see `World`). */
+  fairReply(owner: string, granted: boolean, turn: boolean): void;
 }
 
 export interface SimCounters {
@@ -32,4 +34,6 @@ export interface SimCounters {
   /** Steps of running nodes' clocks injected, and the `clock-step` events the clients' instances emitted. */
   clockSteps: number;
   stepsSeen: number;
+  /** Fair attempts granted by a node and refused by another for an earlier waiter's turn (nodes disagreeing). */
+  turnSplits: number;
 }

@@ -137,6 +137,7 @@ function merge(into: RunSummary, from: RunSummary): RunSummary {
     uncoveredExamples: [...into.uncoveredExamples, ...from.uncoveredExamples],
   };
   for (const key of SUMMED) sum[key] += from[key];
+  for (const key of MAXED) sum[key] = Math.max(sum[key], from[key]);
   return sum;
 }
 
@@ -170,4 +171,16 @@ const SUMMED = [
   'writesRejected',
   'anomalies',
   'failedSchedules',
+  'fairSchedules',
+  'fairOps',
+  'fairGranted',
+  'turnSplits',
+  'calls',
+  'overtaken',
+  'bypassSchedules',
+  'idleSchedules',
+  'badEnds',
+  'fairViolations',
 ] as const;
+
+const MAXED = ['maxBypass', 'rawMaxBypass', 'longestIdleShare', 'longestIdle'] as const;

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Profile } from './config';
+import { ARRIVAL_RESOLUTION, BYPASS_BOUND, FAIR_PROFILES } from './fair-config';
 import { World, WorldResult } from './world';
 
 /** Totals over a run of many schedules. */
@@ -44,6 +45,28 @@ export interface RunSummary {
   staleWritesAccepted: number;
   writesRejected: number;
   anomalies: number;
+  /** Fair waiting (docs/DESIGN.md §18): schedules whose clients waited fairly, their fair operations, granted. */
+  fairSchedules: number;
+  fairOps: number;
+  fairGranted: number;
+  /** Fair attempts granted by a node and refused by another for an earlier waiter's turn. */
+  turnSplits: number;
+  /** The fair profiles' checkers: calls recorded; the largest bypass; schedules with a bypass beyond the bound. */
+  calls: number;
+  maxBypass: number;
+  /** The largest bypass counting every later call (no arrival resolution). */
+  rawMaxBypass: number;
+  overtaken: number;
+  bypassSchedules: number;
+  /** The longest stretch with nobody holding while a call waited, as a share of its schedule's bound (max). */
+  longestIdleShare: number;
+  /** ... and in ms (max), and the schedules beyond the bound. */
+  longestIdle: number;
+  idleSchedules: number;
+  /** Calls without the lock that ended before their wait budget, or well after it. */
+  badEnds: number;
+  /** Fair checkers' violations (bypasses beyond the bound, idle stretches beyond the bound, bad ends). */
+  fairViolations: number;
   /** Schedules with at least one violation or anomaly. */
   failedSchedules: number;
   /** The first failing schedules, for the report (seed + findings). */
@@ -128,6 +151,20 @@ export function runSchedules(options: RunOptions): Promise<RunSummary> {
     staleWritesAccepted: 0,
     writesRejected: 0,
     anomalies: 0,
+    fairSchedules: 0,
+    fairOps: 0,
+    fairGranted: 0,
+    turnSplits: 0,
+    calls: 0,
+    maxBypass: 0,
+    rawMaxBypass: 0,
+    overtaken: 0,
+    bypassSchedules: 0,
+    longestIdleShare: 0,
+    longestIdle: 0,
+    idleSchedules: 0,
+    badEnds: 0,
+    fairViolations: 0,
     failedSchedules: 0,
     failures: [],
     elapsedMs: 0,
@@ -225,10 +262,31 @@ export function add(summary: RunSummary, result: WorldResult, keep: number): voi
     if (summary.uncoveredExamples.length < keep) summary.uncoveredExamples.push(result);
   }
   summary.anomalies += result.anomalies.length;
+  addFair(summary, result);
   if (result.findings.length > 0) {
     summary.failedSchedules++;
     if (summary.failures.length < keep) summary.failures.push(result);
   }
+}
+
+function addFair(summary: RunSummary, result: WorldResult): void {
+  const { fair } = result;
+  if (result.fairWaiting !== 'off') summary.fairSchedules++;
+  summary.fairOps += result.stats.fairOps;
+  summary.fairGranted += result.stats.fairGranted;
+  summary.turnSplits += result.counters.turnSplits;
+  summary.calls += fair.calls;
+  summary.maxBypass = Math.max(summary.maxBypass, fair.maxBypass);
+  summary.rawMaxBypass = Math.max(summary.rawMaxBypass, fair.rawMaxBypass);
+  summary.overtaken += fair.overtaken;
+  if (fair.maxBypass > BYPASS_BOUND) summary.bypassSchedules++;
+  if (fair.idleBound > 0) {
+    summary.longestIdleShare = Math.max(summary.longestIdleShare, fair.longestIdle / fair.idleBound);
+    summary.longestIdle = Math.max(summary.longestIdle, fair.longestIdle);
+    if (fair.longestIdle > fair.idleBound) summary.idleSchedules++;
+  }
+  summary.badEnds += fair.badEnds;
+  summary.fairViolations += fair.violations;
 }
 
 /** The one-line summary printed after each run. */
@@ -246,8 +304,29 @@ export function formatSummary(summary: RunSummary): string {
     `(guard refusals: ${summary.refusedUptime} by uptime, ${summary.refusedDataAge} by data age; ` +
     `${summary.reordered} requests reordered)` +
     (summary.clockSteps > 0 ? `; ${formatSteps(summary)}` : '') +
+    (summary.fairOps > 0 || FAIR_PROFILES.includes(summary.profile) ? `; ${formatFair(summary)}` : '') +
     `; violations: ${violations} (${summary.overlaps} overlaps, ${summary.staleTokens} stale tokens, ` +
     `${summary.anomalies} anomalies) in ${summary.failedSchedules} schedules`
+  );
+}
+
+/** Fair waiting: how much ran fair, and what the fair profiles' checkers found. */
+function formatFair(summary: RunSummary): string {
+  const order = summary.profile.startsWith('fair-order');
+  const split = summary.profile.startsWith('fair-split');
+  return (
+    `fair waiting in ${summary.fairSchedules} schedules: ${summary.fairOps} fair operations ` +
+    `(${summary.fairGranted} granted), ${summary.turnSplits} attempts split by turns` +
+    (order
+      ? `; bypass by calls arriving more than ${ARRIVAL_RESOLUTION} ms later (K = ${BYPASS_BOUND}): largest ` +
+        `${summary.maxBypass}, ${summary.bypassSchedules} schedules beyond K; by any later call: largest ` +
+        `${summary.rawMaxBypass}, ${summary.overtaken} of ${summary.calls} calls overtaken`
+      : '') +
+    (split
+      ? `; progress: longest stretch with nobody holding while a call waited ${summary.longestIdle.toFixed(1)} ms ` +
+        `(${(100 * summary.longestIdleShare).toFixed(0)} % of its bound), ${summary.idleSchedules} schedules beyond ` +
+        `the bound, ${summary.badEnds} calls ending off their budget, of ${summary.calls} calls`
+      : '')
   );
 }
 

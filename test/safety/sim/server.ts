@@ -1,7 +1,11 @@
 import type { SimContext } from './context';
-import { ScriptModel } from '../../../lib/testing';
+import type { AcquireReply, AcquireRequest } from '../../../lib/core';
+import { type GuardArgs, ScriptModel } from '../../../lib/testing';
 
-export type { GuardArgs } from '../../../lib/testing';
+export type { GuardArgs };
+
+/** The `endless-turn` control's turn end (ms on the node's clock) and marker ttl: beyond any schedule. */
+const ENDLESS = 1e15;
 export type { Subscription } from '../../../lib/testing';
 
 /**
@@ -54,6 +58,14 @@ export interface ServerSpec {
    * would compute it (the entry lapses at once on the node's clock). Undefined: the scripts as shipped.
    */
   readonly readMutation?: 'ignore-writer' | 'client-clock';
+  /**
+   * Negative control only — fair waiting broken on this node: `'endless-turn'` orders tickets its own way
+   * (arrivals moved by up to 20 ms, by node and ticket) and never ends a turn: only its oldest live ticket is
+   * ever granted here (strict order, no fallback to the race when nodes disagree on the head), a grant here
+   * keeping the ticket in its place. `'join-first'` is no control but the change the simulation suggests
+   * (README, findings): ACQUIRE's ticket rejoins before the turn check.
+   */
+  readonly fairMutation?: 'endless-turn' | 'join-first';
   /**
    * With persistence (an fsync-every-second AOF): a restart reloads the data, minus whatever was written in the
    * last `persistenceLag` ms before the crash. Undefined: restarts come back empty.
@@ -151,6 +163,49 @@ export class VirtualServer extends ScriptModel {
     return this.counted.get(key)?.delete(owner) ? 1 : 0;
   }
 
+  override acquire(given: AcquireRequest, guard?: GuardArgs): AcquireReply {
+    const queueKeys = given.queueKeys;
+    const mutated = this.spec.fairMutation === 'endless-turn' && queueKeys !== undefined;
+    // The control: this node's own order (each ticket's arrival moved by up to 20 ms, a hash of node and
+    // ticket: nodes disagree about calls that came within 20 ms of each other), and every turn marker the call
+    // touched standing for ever, a grant here included (it DELs it): only this node's oldest live ticket is
+    // ever granted here — no fallback to the race.
+    const ticket = given.intent ?? given.owner;
+    const request = mutated
+      ? { ...given, waited: (given.waited ?? 0) + (hash(`${this.spec.name}/${ticket}`) % 20) }
+      : given;
+    if (this.spec.fairMutation === 'join-first' && queueKeys !== undefined && given.intentTtl) {
+      // Not a control: the change the simulation suggests — the ticket rejoins (ZADD NX, first arrival kept)
+      // before the turn is checked, so a waiter granted here by an attempt that failed elsewhere is the head
+      // again, not the ticket behind it. The model's queue is private to lib/testing: reached as the scripts'
+      // own `join_queue` would be, for this run only.
+      const model = this as unknown as {
+        queue: { join(r: AcquireRequest, t: string, now: number): unknown };
+      };
+      model.queue.join(request, ticket, this.wallMs());
+    }
+    if (!mutated) return super.acquire(request, guard);
+    // ... and a grant here keeps the ticket in its place (it leaves with CLEAR_INTENT or its expiry only): a
+    // head granted here but refused elsewhere stays this node's head.
+    const n = request.keys.length;
+    const kept = queueKeys
+      .slice(0, 2 * n)
+      .map((key) => [key, this.keyspace.getSet(key)?.members.get(ticket)] as const);
+    const reply = super.acquire(request, guard);
+    for (const [key, score] of kept) {
+      if (score === undefined || reply.outcome !== 'acquired') continue;
+      const set = this.keyspace.getSet(key) ?? {
+        members: new Map(),
+        expireAt: Infinity,
+        writtenAt: this.skewed.now(),
+      };
+      set.members.set(ticket, score);
+      this.keyspace.putSet(key, set);
+    }
+    for (const marker of queueKeys.slice(2 * n)) this.keyspace.set(marker, String(ENDLESS), ENDLESS);
+    return reply;
+  }
+
   protected override writerKeepsReadersOut(): boolean {
     return this.spec.readMutation !== 'ignore-writer';
   }
@@ -173,4 +228,11 @@ export class VirtualServer extends ScriptModel {
   protected override get overwritesForeign(): boolean {
     return this.spec.guardMutation === 'foreign-markers-overwritten';
   }
+}
+
+/** FNV-1a of a string: a stable per-node, per-ticket number for the `endless-turn` control. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

@@ -7,9 +7,11 @@
  *   npx ts-node --transpile-only test/safety/sim/cli.ts replay <seed> [profile]
  */
 import { Progress, reportProgress } from '../../support';
+import { CallRecord, bypasses, longestIdle } from '../checkers/fairness';
 import { replayFencedWrites } from '../checkers/fenced-register';
 import type { Interval } from '../checkers/intervals';
 import type { Profile } from './config';
+import { ARRIVAL_RESOLUTION, BYPASS_BOUND } from './fair-config';
 import { SimPool } from './parallel';
 import { RunSummary, formatSummary, runOne, runSchedules, seedOf } from './runner';
 import type { WorldResult } from './world';
@@ -47,6 +49,16 @@ const STEP_CONTROL_SCHEDULES = positiveInt(process.env.SIM_STEP_CONTROL_SCHEDULE
 const OLD_DEADLINE_SCHEDULES = Math.min(GUARD_CONTROL_SCHEDULES, 3_000);
 /** Schedules of the run with the restart guard in its portable mode (INFO denied: the data-age marker). */
 const PORTABLE_SCHEDULES = positiveInt(process.env.SIM_PORTABLE_SCHEDULES) ?? 10_000;
+
+/**
+ * Schedules of the fair-waiting runs (docs/DESIGN.md §18): 3–5 processes looping on hot resources, 15–40 calls
+ * a schedule, 10–35 ms of CPU each. The unfair control goes beyond K in every schedule. The progress checker's
+ * stalls come in about 8 % of `fair-split`'s schedules on the shipped scripts (79 of 1,000), its control's in
+ * about 8 % (24 of 300): 150 schedules each make a miss (e^-12) negligible.
+ */
+const FAIR_SCHEDULES = positiveInt(process.env.SIM_FAIR_SCHEDULES) ?? 100;
+const SPLIT_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 1.5);
+const ENDLESS_TURN_SCHEDULES = Math.ceil(FAIR_SCHEDULES * 1.5);
 
 const lines: string[] = [];
 const totals = { schedules: 0, operations: 0, faults: 0, violations: 0, controlViolations: 0 };
@@ -172,6 +184,10 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
     // The restart guard ran in its precise mode here (INFO readable) and refused after restarts.
     expect(summary.refusedUptime).toBeGreaterThan(0);
     expect(summary.refusedDataAge).toBe(0);
+    // A quarter of the schedules waited fairly (DESIGN §18: the instances' default or some calls' option), and
+    // their fair calls were granted — the oracles above held for them as for the rest.
+    expect(summary.fairSchedules).toBeGreaterThan(SCHEDULES / 5);
+    expect(summary.fairGranted).toBeGreaterThan(SCHEDULES / 50);
   }, 600_000);
 
   it(`portable guard mode: ${PORTABLE_SCHEDULES} schedules on nodes where INFO is denied, no violation`, async () => {
@@ -276,6 +292,96 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
       // Two holders with one token: the fenced register lets them take turns.
       const shared = [section('c0#0', 0, 30, 7), section('c1#0', 20, 40, 7)];
       expect(replayFencedWrites(shared, true)).toEqual({ writes: 4, rejected: 0, interleaved: 2 });
+    });
+  });
+
+  // docs/DESIGN.md §18: fair waiting. Bounded bypass while the nodes agree on the order of arrivals; progress
+  // (a free lock handed over within a bound) while they disagree. Each checker with its control.
+  describe('fair waiting (DESIGN §18)', () => {
+    it(`nodes that agree on the order: no call overtaken by more than ${BYPASS_BOUND} calls that arrived more than ${ARRIVAL_RESOLUTION} ms after it`, async () => {
+      const summary = await run('fair-order', FAIR_SCHEDULES);
+      report(summary, false);
+      expect(explain(summary)).toBe('');
+      expect(violations(summary)).toBe(0);
+      expect(summary.maxBypass).toBeLessThanOrEqual(BYPASS_BOUND);
+      expect(summary.fairViolations).toBe(0);
+      // The scenario: every call fair and granted, the nodes never split an attempt over turns (they agreed).
+      expect(summary.fairOps).toBe(summary.operations);
+      expect(summary.granted).toBe(summary.operations);
+      expect(summary.calls).toBeGreaterThan(FAIR_SCHEDULES * 10);
+      expect(summary.turnSplits).toBe(0);
+    }, 300_000);
+
+    it('control: the same schedules with `fair: false` → calls overtaken by many later ones', async () => {
+      const summary = await control('fair-order-unfair', FAIR_SCHEDULES);
+      expect(summary.fairOps).toBe(0);
+      expect(summary.bypassSchedules).toBeGreaterThan(FAIR_SCHEDULES / 2);
+      expect(summary.maxBypass).toBeGreaterThan(3 * BYPASS_BOUND);
+    }, 300_000);
+
+    let split: RunSummary | undefined;
+    it('nodes that disagree on the order ([a, b] against [b, a] among them): each call granted or ended by its wait, no violation', async () => {
+      split = await run('fair-split', SPLIT_SCHEDULES);
+      report(split, false);
+      expect(violations(split)).toBe(0);
+      // A call without the lock gave up when its wait ran out, neither before nor well after (see FairVerdict).
+      expect(split.badEnds).toBe(0);
+      expect(split.granted).toBeGreaterThan(split.operations * 0.9);
+      // The scenario: the nodes disagreed on the head (attempts granted by one node, refused for a turn by another).
+      expect(split.turnSplits).toBeGreaterThan(SPLIT_SCHEDULES);
+    }, 300_000);
+
+    // Fails on the scripts as shipped (test/safety/sim/README.md, findings): a waiter granted on a node by an
+    // attempt that fails elsewhere leaves that node's queue, and its next attempt there checks the turn before
+    // its ticket is back — a turn for the ticket behind it begins, and the lock can stay free for seconds.
+    // Turn into `it` once ACQUIRE joins the queue before it checks the turn (`fair-split-join-first` below).
+    it.failing('... and the lock is handed over within the bound: 2 ticket ttls and a retry', () => {
+      // Without the run (it failed above) nothing throws here, so this test fails too.
+      if (split === undefined) return;
+      expect(split.idleSchedules).toBe(0);
+    });
+
+    it('the same with the ticket rejoining before the turn check (planted in the model): handed over within the bound', async () => {
+      const summary = await run('fair-split-join-first', FAIR_SCHEDULES);
+      report(summary, false);
+      expect(explain(summary)).toBe('');
+      expect(violations(summary)).toBe(0);
+      expect(summary.idleSchedules).toBe(0);
+      expect(summary.longestIdle).toBeGreaterThan(0);
+      expect(summary.turnSplits).toBeGreaterThan(FAIR_SCHEDULES);
+      expect(summary.granted).toBe(summary.operations);
+    }, 300_000);
+
+    it('control: strict order per node, turns that never end (no fallback to the race) → the lock stays free while calls wait', async () => {
+      const summary = await control('fair-split-endless-turn', ENDLESS_TURN_SCHEDULES);
+      expect(summary.idleSchedules).toBeGreaterThan(0);
+      expect(summary.badEnds).toBe(0);
+    }, 300_000);
+
+    it('the checkers count what they say (planted calls)', () => {
+      const call = (holder: string, arrival: number, granted?: number, ended = granted ?? 0): CallRecord => ({
+        holder,
+        resources: ['a'],
+        arrival,
+        granted,
+        ended,
+        wait: 1_000,
+        fair: true,
+      });
+      const planted = [call('a', 0, 40), call('b', 1, 10), call('c', 2.5, 20), call('d', 3, 30)];
+      expect(bypasses(planted).max).toBe(3);
+      // Arrivals within the resolution count as simultaneous: b (1 ms after a) no longer counts.
+      expect(bypasses(planted, 2).max).toBe(2);
+      expect(bypasses(planted.map((c, i) => ({ ...c, granted: i, ended: i })))).toMatchObject({ max: 0 });
+      // A call that gave up at 25 counts the later calls granted before then.
+      expect(bypasses([call('a', 0, undefined, 25), call('b', 1, 10), call('c', 2, 30)]).max).toBe(1);
+      // Nobody held anything from 10 to 30 while w waited (arrived at 5, granted at 30).
+      const held = [
+        { start: 0, end: 10 },
+        { start: 30, end: 40 },
+      ];
+      expect(longestIdle([call('w', 5, 30)], held)).toMatchObject({ length: 20, from: 10, waiting: ['w'] });
+      expect(longestIdle([call('w', 5, 8)], held).length).toBe(0);
     });
   });
 

@@ -8,7 +8,9 @@ import {
   findOverAdmissions,
   findStaleTokens,
 } from '../checkers/intervals';
+import { CallRecord, bypasses, longestIdle } from '../checkers/fairness';
 import { ClientSink, OpStats, SimClient, emptyOpStats, runClient } from './client';
+import { ARRIVAL_RESOLUTION, BYPASS_BOUND, FAIR_PROFILES, progressBound } from './fair-config';
 import { Profile, WorldConfig, randomConfig } from './config';
 import { Connection } from './connection';
 import type { SimContext, SimCounters } from './context';
@@ -54,7 +56,45 @@ export interface WorldResult {
   readonly findings: readonly string[];
   /** Descriptions of the uncovered overlaps. */
   readonly uncovered: readonly string[];
+  /** Fair waiting (docs/DESIGN.md §18): how the schedule's clients waited. */
+  readonly fairWaiting: WorldConfig['fairWaiting'];
+  /** The fair profiles' checkers (0 elsewhere): see {@link FairVerdict}. */
+  readonly fair: FairVerdict;
 }
+
+/** What fair waiting's checkers found in one schedule of a fair profile (all 0 in the others). */
+export interface FairVerdict {
+  /** Calls recorded, and those granted. */
+  readonly calls: number;
+  /**
+   * `fair-order*`: the largest bypass count of a call by calls that arrived more than ARRIVAL_RESOLUTION ms
+   * after it (checked), the same counting every later call (raw), and the calls overtaken at all (raw).
+   */
+  readonly maxBypass: number;
+  readonly rawMaxBypass: number;
+  readonly overtaken: number;
+  /** `fair-split*`: the longest stretch with nobody holding while a call waited, and its bound (ms). */
+  readonly longestIdle: number;
+  readonly idleBound: number;
+  /** Calls that ended without the lock before their wait budget ran out, or well after it. */
+  readonly badEnds: number;
+  /** Bypasses beyond {@link BYPASS_BOUND} (`fair-order*`) plus idle stretches beyond the bound (`fair-split*`). */
+  readonly violations: number;
+  /** Descriptions of those violations. */
+  readonly findings: readonly string[];
+}
+
+const NO_FAIR_VERDICT: FairVerdict = {
+  calls: 0,
+  maxBypass: 0,
+  rawMaxBypass: 0,
+  overtaken: 0,
+  longestIdle: 0,
+  idleBound: 0,
+  badEnds: 0,
+  violations: 0,
+  findings: [],
+};
 
 /** A step of a running node's clock, as injected. */
 interface InjectedStep {
@@ -82,11 +122,15 @@ export class World implements SimContext {
     reordered: 0,
     clockSteps: 0,
     stepsSeen: 0,
+    turnSplits: 0,
   };
   readonly lines: string[] = [];
   readonly servers: VirtualServer[];
   private readonly stats = emptyOpStats();
   private readonly intervals: Interval[] = [];
+  private readonly calls: CallRecord[] = [];
+  /** Fair attempts: per owner value, whether some node granted it and some refused it for another's turn. */
+  private readonly fairReplies = new Map<string, number>();
   private readonly anomalies: string[] = [];
   private readonly owners = new Map<string, string>();
   private readonly clients: SimClient[] = [];
@@ -116,6 +160,18 @@ export class World implements SimContext {
     return name;
   }
 
+  /**
+   * A node's answer to a fair attempt (docs/DESIGN.md §18): an attempt granted by one node while another
+   * refused it for an earlier waiter's turn is counted once in `turnSplits` — the nodes disagree on the head.
+   */
+  fairReply(owner: string, granted: boolean, turn: boolean): void {
+    if (!granted && !turn) return;
+    const seen = this.fairReplies.get(owner) ?? 0;
+    const now = seen | (granted ? 1 : 0) | (turn ? 2 : 0);
+    if (now === 3 && seen !== 3) this.counters.turnSplits++;
+    this.fairReplies.set(owner, now);
+  }
+
   start(): void {
     const { config, rng } = this;
     let connectionId = 0;
@@ -124,16 +180,27 @@ export class World implements SimContext {
       const clock = new DriftingClock(this.scheduler, spec.rate, spec.offset, lateness);
       const connections = this.servers.map(
         (server, node) =>
-          new Connection(this, connectionId++, id, server, config.links[id][node], config.watch),
+          new Connection(
+            this,
+            connectionId++,
+            id,
+            server,
+            config.links[id][node],
+            config.watch && !spec.deaf,
+          ),
       );
       this.connections.push(connections);
-      const redlock = new RedlockCore(connections, config.options, {
-        clock,
-        random: () => rng.next(),
-        unsafeSkipValidityCheck: config.unsafeSkipValidityCheck,
-        unsafeReuseOwner: config.unsafeReuseOwner,
-      });
-      this.clients.push({ id, redlock, clock, ops: spec.ops, connections });
+      const redlock = new RedlockCore(
+        connections,
+        { ...config.options, ...spec.overrides },
+        {
+          clock,
+          random: () => rng.next(),
+          unsafeSkipValidityCheck: config.unsafeSkipValidityCheck,
+          unsafeReuseOwner: config.unsafeReuseOwner,
+        },
+      );
+      this.clients.push({ id, redlock, clock, ops: spec.ops, connections, lanes: spec.lanes });
       const seen: { node: string; at: number }[] = [];
       this.stepsSeen.push(seen);
       if (config.faults.some((fault) => fault.kind === 'step')) {
@@ -152,7 +219,9 @@ export class World implements SimContext {
       keepDeadlineOfFailedExtend: config.profile === 'short-extend-old-deadline',
       perNodeCount: config.profile === 'semaphore-per-node-count',
       warmUp: config.warmUp,
+      fairDefault: config.options.fair === true,
       section: (interval) => this.intervals.push(interval),
+      call: (record) => this.calls.push(record),
       anomaly: (message) => this.anomalies.push(message),
     };
     for (const client of this.clients) {
@@ -200,7 +269,10 @@ export class World implements SimContext {
       if (client.clock.badDelays > 0)
         anomalies.push(`c${client.id}: ${client.clock.badDelays} timer(s) with a non-finite delay`);
     }
+    const fair = FAIR_PROFILES.includes(this.config.profile) ? this.fairVerdict() : NO_FAIR_VERDICT;
+    const checked = ['fair-order', 'fair-split', 'fair-split-join-first'].includes(this.config.profile);
     const findings = [
+      ...(checked ? fair.findings : []),
       ...overlaps.map((o) => this.describeOverlap(o)),
       ...stale.map((i) => `STALE TOKEN on ${i.resource}: ${show(i)}`),
       ...overAdmissions.map(
@@ -227,6 +299,68 @@ export class World implements SimContext {
       anomalies,
       findings,
       uncovered: uncovered.descriptions,
+      fairWaiting: this.config.fairWaiting,
+      fair,
+    };
+  }
+
+  /**
+   * Fair waiting's checkers (docs/DESIGN.md §18). `fair-order*`: no call overtaken by more than
+   * {@link BYPASS_BOUND} calls that arrived after it. `fair-split*`: nobody holds anything while a call waits
+   * for longer than {@link progressBound}; and in both, a call without the lock ends by its wait budget (not
+   * before it, nor well after: one more attempt and the clean-up, a node timeout each, and the client clock's
+   * drift).
+   */
+  private fairVerdict(): FairVerdict {
+    const { calls, config } = this;
+    const order = config.profile === 'fair-order' || config.profile === 'fair-order-unfair';
+    const findings: string[] = [];
+    const none = { max: 0, overtaken: 0, worst: undefined };
+    const { max, worst } = order ? bypasses(calls, ARRIVAL_RESOLUTION) : none;
+    const raw = order ? bypasses(calls) : none;
+    let violations = 0;
+    if (max > BYPASS_BOUND && worst) {
+      violations++;
+      findings.push(
+        `BYPASS: ${worst.call.holder} (arrived ${worst.call.arrival.toFixed(4)}, granted ` +
+          `${worst.call.granted?.toFixed(4) ?? 'never'}) overtaken by ${max} calls that arrived more than ` +
+          `${ARRIVAL_RESOLUTION} ms after it (bound ${BYPASS_BOUND}): ` +
+          worst.by.map((c) => `${c.holder} (arrived ${c.arrival.toFixed(4)})`).join(', '),
+      );
+    }
+    const idleBound = order ? 0 : progressBound(config);
+    const idle = order ? { length: 0, from: 0, waiting: [] } : longestIdle(calls, this.intervals);
+    if (idle.length > idleBound) {
+      violations++;
+      findings.push(
+        `NO PROGRESS: nobody held anything for ${idle.length.toFixed(1)} ms from ${idle.from.toFixed(4)} ` +
+          `(bound ${idleBound.toFixed(1)} ms) while ${idle.waiting.join(', ')} waited`,
+      );
+    }
+    const { driftFactor, nodeTimeout } = config.options;
+    let badEnds = 0;
+    for (const call of calls) {
+      if (call.granted !== undefined) continue;
+      const took = call.ended - call.arrival;
+      const early = took < call.wait * (1 - driftFactor!) - 1;
+      const late = took > call.wait * (1 + driftFactor!) + 4 * nodeTimeout! + 10;
+      if (!early && !late) continue;
+      badEnds++;
+      findings.push(
+        `${call.holder} ended without the lock after ${took.toFixed(1)} ms of a ${call.wait} ms wait ` +
+          `(${early ? 'before' : 'well after'} its budget)`,
+      );
+    }
+    return {
+      calls: calls.length,
+      maxBypass: max,
+      rawMaxBypass: raw.max,
+      overtaken: raw.overtaken,
+      longestIdle: idle.length,
+      idleBound,
+      badEnds,
+      violations: violations + badEnds,
+      findings,
     };
   }
 
