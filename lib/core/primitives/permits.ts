@@ -198,8 +198,13 @@ async function trySlots(
   });
   const thrown = settled.find((one) => one.status === 'rejected');
   // The other slots' answers came later than this one's grant: it is kept only while it is still valid.
-  const kept = thrown ? undefined : wins.find((win) => win.result.attempt.deadline > plan.clock.now());
+  const now = plan.clock.now();
+  const kept = thrown
+    ? undefined
+    : wins.find((win) => win.result.attempt.deadline > now || plan.unsafeSkipValidityCheck);
   const extra = wins.filter((win) => win !== kept);
+  // Won, but no validity left once the other slots answered: this round ends as an expired grant does.
+  if (!kept && !failure && wins.length > 0) failure = expiredWin(wins[0].result, request.ttl, now);
   for (const win of extra) win.result.claim.abandoned = true;
   const releases = Promise.all(extra.map((win) => releaseOnAll(plan, [slots[win.slot]], win.result.owner)));
   // With a permit, its extras are released on the way (owner-checked, §7); without one, before the call ends.
@@ -207,6 +212,20 @@ async function trySlots(
   else await releases;
   if (thrown) throw thrown.reason;
   return { won: kept, busy, failure, holderTtl };
+}
+
+/** A grant that ran out of validity before it could be kept, as the failed attempt it then is. */
+function expiredWin(win: Acquired, ttl: number, now: number): Failed {
+  const elapsed = ttl + Math.max(0, now - win.attempt.deadline);
+  const { attempts, wokenByRelease, wokenByTimer } = win;
+  return {
+    kind: 'failed',
+    attempt: { kind: 'expired', votes: [], elapsed },
+    attempts,
+    elapsed,
+    wokenByRelease,
+    wokenByTimer,
+  };
 }
 
 /** The shorter of two holder ttls (a negative or missing one is no ttl). */

@@ -70,7 +70,6 @@ export type Profile =
   | 'fair-order'
   | 'fair-order-unfair'
   | 'fair-split'
-  | 'fair-split-join-first'
   | 'fair-split-endless-turn';
 
 export const PROFILES: readonly Profile[] = [

@@ -29,7 +29,6 @@ export const FAIR_PROFILES: readonly Profile[] = [
   'fair-order',
   'fair-order-unfair',
   'fair-split',
-  'fair-split-join-first',
   'fair-split-endless-turn',
 ];
 
@@ -85,12 +84,7 @@ export function fairConfig(rng: Prng, seed: number, profile: Profile): WorldConf
     infoReadable: true,
     clockStepBackUs: 0,
     persistenceLag: undefined,
-    fairMutation:
-      profile === 'fair-split-endless-turn'
-        ? 'endless-turn'
-        : profile === 'fair-split-join-first'
-          ? 'join-first'
-          : undefined,
+    fairMutation: profile === 'fair-split-endless-turn' ? 'endless-turn' : undefined,
   }));
   const same = rng.real(0.05, 1);
   const links = Array.from({ length: clientCount }, () =>

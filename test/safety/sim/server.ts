@@ -62,10 +62,9 @@ export interface ServerSpec {
    * Negative control only — fair waiting broken on this node: `'endless-turn'` orders tickets its own way
    * (arrivals moved by up to 20 ms, by node and ticket) and never ends a turn: only its oldest live ticket is
    * ever granted here (strict order, no fallback to the race when nodes disagree on the head), a grant here
-   * keeping the ticket in its place. `'join-first'` is no control but the change the simulation suggests
-   * (README, findings): ACQUIRE's ticket rejoins before the turn check.
+   * keeping the ticket in its place.
    */
-  readonly fairMutation?: 'endless-turn' | 'join-first';
+  readonly fairMutation?: 'endless-turn';
   /**
    * With persistence (an fsync-every-second AOF): a restart reloads the data, minus whatever was written in the
    * last `persistenceLag` ms before the crash. Undefined: restarts come back empty.
@@ -174,16 +173,6 @@ export class VirtualServer extends ScriptModel {
     const request = mutated
       ? { ...given, waited: (given.waited ?? 0) + (hash(`${this.spec.name}/${ticket}`) % 20) }
       : given;
-    if (this.spec.fairMutation === 'join-first' && queueKeys !== undefined && given.intentTtl) {
-      // Not a control: the change the simulation suggests — the ticket rejoins (ZADD NX, first arrival kept)
-      // before the turn is checked, so a waiter granted here by an attempt that failed elsewhere is the head
-      // again, not the ticket behind it. The model's queue is private to lib/testing: reached as the scripts'
-      // own `join_queue` would be, for this run only.
-      const model = this as unknown as {
-        queue: { join(r: AcquireRequest, t: string, now: number): unknown };
-      };
-      model.queue.join(request, ticket, this.wallMs());
-    }
     if (!mutated) return super.acquire(request, guard);
     // ... and a grant here keeps the ticket in its place (it leaves with CLEAR_INTENT or its expiry only): a
     // head granted here but refused elsewhere stays this node's head.

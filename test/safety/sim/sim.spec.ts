@@ -331,26 +331,13 @@ describe(`simulation (SIM_SEED=${BASE_SEED}, SIM_SCHEDULES=${SCHEDULES})`, () =>
       expect(split.turnSplits).toBeGreaterThan(SPLIT_SCHEDULES);
     }, 300_000);
 
-    // Fails on the scripts as shipped (test/safety/sim/README.md, findings): a waiter granted on a node by an
-    // attempt that fails elsewhere leaves that node's queue, and its next attempt there checks the turn before
-    // its ticket is back — a turn for the ticket behind it begins, and the lock can stay free for seconds.
-    // Turn into `it` once ACQUIRE joins the queue before it checks the turn (`fair-split-join-first` below).
-    it.failing('... and the lock is handed over within the bound: 2 ticket ttls and a retry', () => {
-      // Without the run (it failed above) nothing throws here, so this test fails too.
-      if (split === undefined) return;
-      expect(split.idleSchedules).toBe(0);
+    // Failed on the scripts before the ticket rejoined ahead of the turn check (test/safety/sim/README.md,
+    // finding 5; docs/DESIGN.md §18): a lock free for up to 3.6 s in 8 % of these schedules.
+    it('... and the lock is handed over within the bound: 2 ticket ttls and a retry', () => {
+      expect(split).toBeDefined();
+      expect(split!.idleSchedules).toBe(0);
+      expect(split!.longestIdle).toBeGreaterThan(0);
     });
-
-    it('the same with the ticket rejoining before the turn check (planted in the model): handed over within the bound', async () => {
-      const summary = await run('fair-split-join-first', FAIR_SCHEDULES);
-      report(summary, false);
-      expect(explain(summary)).toBe('');
-      expect(violations(summary)).toBe(0);
-      expect(summary.idleSchedules).toBe(0);
-      expect(summary.longestIdle).toBeGreaterThan(0);
-      expect(summary.turnSplits).toBeGreaterThan(FAIR_SCHEDULES);
-      expect(summary.granted).toBe(summary.operations);
-    }, 300_000);
 
     it('control: strict order per node, turns that never end (no fallback to the race) → the lock stays free while calls wait', async () => {
       const summary = await control('fair-split-endless-turn', ENDLESS_TURN_SCHEDULES);

@@ -270,7 +270,7 @@ export class World implements SimContext {
         anomalies.push(`c${client.id}: ${client.clock.badDelays} timer(s) with a non-finite delay`);
     }
     const fair = FAIR_PROFILES.includes(this.config.profile) ? this.fairVerdict() : NO_FAIR_VERDICT;
-    const checked = ['fair-order', 'fair-split', 'fair-split-join-first'].includes(this.config.profile);
+    const checked = ['fair-order', 'fair-split'].includes(this.config.profile);
     const findings = [
       ...(checked ? fair.findings : []),
       ...overlaps.map((o) => this.describeOverlap(o)),
