@@ -229,7 +229,7 @@ function observeStats(meter: MeterLike | undefined, stats: RedlockEventSource['s
       meter.createObservableGauge('redlock.acquire.queue', {
         description: 'Fair waiting: the longest queue (across the fleet) a caller of this instance waits in',
       }),
-      (result) => observeByTemplate(result, 0, stats.queuedByTemplate ?? new Map<string, number>()),
+      (result) => observeByTemplate(result, 0, stats.queuedByTemplate),
     ],
     [
       meter.createObservableGauge('redlock.renewals.failed', {

@@ -77,12 +77,6 @@ export function isSplit(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolea
   return attempt.kind === 'busy' && attempt.votes.some((vote) => vote.outcome === 'acquired');
 }
 
-/**
- * How long to wait before the next attempt, or `undefined` to give up (docs/DESIGN.md §1). A split vote backs
- * off randomly, growing (deaf to the others' release announcements), so the tie breaks; a busy lock waits for
- * its release announcement or its holder's ttl; a quorum kept away by the restart guard only is waited out
- * when the budget allows; otherwise jittered exponential backoff.
- */
 /** Split votes of one acquisition so far, and the current run of them first in line (fair waiting). */
 export interface SplitTally {
   splits: number;
@@ -106,6 +100,13 @@ export function retryPointOf(
 /** A fair waiter first in line after a split vote retries within this many ms (doubling while it repeats). */
 const HEAD_RETRY = 5;
 
+/**
+ * How long to wait before the next attempt, or `undefined` to give up (docs/DESIGN.md §1). A split vote backs
+ * off randomly, growing (deaf to the others' release announcements, except a fair waiter's), so the tie breaks —
+ * a fair waiter first in line wherever refused retries within {@link HEAD_RETRY} ms (§18); a busy lock waits for
+ * its release announcement or its holder's ttl; a quorum kept away by the restart guard only is waited out
+ * when the budget allows; otherwise jittered exponential backoff.
+ */
 export async function retryDelay(
   plan: AcquirePlan,
   request: AcquireRequest,
