@@ -22,16 +22,12 @@ export class FairQueueModel {
     return request.mode !== 'read' && request.queueKeys !== undefined;
   }
 
-  /**
-   * `join_queue`: takes or renews the ticket on every resource (its first arrival kept); its place (the furthest
-   * back over the resources, from 1), or undefined when the call takes no ticket.
-   */
-  join(request: AcquireRequest, ticket: string, nowMs: number): number | undefined {
+  /** `join_queue`: takes or renews the ticket on every resource (its first arrival kept) when the call waits. */
+  join(request: AcquireRequest, ticket: string, nowMs: number): void {
     const ttl = request.intentTtl ?? 0;
-    if (!FairQueueModel.isFair(request) || ttl <= 0) return undefined;
+    if (!FairQueueModel.isFair(request) || ttl <= 0) return;
     const n = request.keys.length;
     const keys = request.queueKeys!;
-    let place = 1;
     for (let i = 0; i < n; i++) {
       const queue = this.setAt(keys[i]);
       if (!queue.members.has(ticket)) queue.members.set(ticket, nowMs - (request.waited ?? 0));
@@ -41,9 +37,28 @@ export class FairQueueModel {
         set.writtenAt = this.now();
         if (this.keyspace.pttl(set) < ttl) set.expireAt = this.now() + ttl;
       }
-      place = Math.max(place, byScore(queue).findIndex(([member]) => member === ticket) + 1);
+    }
+  }
+
+  /**
+   * `place_reply`'s place: the ticket's place (the furthest back over the resources, from 1), or undefined when
+   * the call takes no ticket.
+   */
+  place(request: AcquireRequest, ticket: string): number | undefined {
+    if (!FairQueueModel.isFair(request) || (request.intentTtl ?? 0) <= 0) return undefined;
+    let place = 1;
+    for (let i = 0; i < request.keys.length; i++) {
+      const queue = this.keyspace.getSet(request.queueKeys![i]);
+      const rank = queue ? byScore(queue).findIndex(([member]) => member === ticket) : -1;
+      if (rank >= 0) place = Math.max(place, rank + 1);
     }
     return place;
+  }
+
+  /** `queued_reply`'s place: joins, then the place. */
+  joinedPlace(request: AcquireRequest, ticket: string, nowMs: number): number | undefined {
+    this.join(request, ticket, nowMs);
+    return this.place(request, ticket);
   }
 
   /** `earlier_turn`: ms an earlier live ticket's turn still runs on any resource, or undefined. */

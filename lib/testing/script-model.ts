@@ -241,7 +241,7 @@ export class ScriptModel extends ModelServer {
       const holder = this.keyspace.get(request.keys[i]);
       if (holder !== undefined && holder.value !== request.owner) {
         if (rw && intentTtl > 0) this.keyspace.set(intents[i], ticket, intentTtl);
-        const position = fair ? this.queue.join(request, ticket, this.wallMs()) : undefined;
+        const position = fair ? this.queue.joinedPlace(request, ticket, this.wallMs()) : undefined;
         return { outcome: 'busy', holderTtl: this.keyspace.pttl(holder), ...placeOf(position) };
       }
     }
@@ -252,7 +252,7 @@ export class ScriptModel extends ModelServer {
         if (set === undefined) continue;
         const last = Math.max(...set.members.values());
         setIntents();
-        const position = fair ? this.queue.join(request, ticket, nowMs) : undefined;
+        const position = fair ? this.queue.joinedPlace(request, ticket, nowMs) : undefined;
         return { outcome: 'busy', holderTtl: Math.max(0, last - nowMs), readers: true, ...placeOf(position) };
       }
       if (fair) {
@@ -260,7 +260,7 @@ export class ScriptModel extends ModelServer {
         this.queue.join(request, ticket, nowMs);
         const turn = this.queue.earlierTurn(request, ticket, nowMs);
         if (turn !== undefined) {
-          const position = this.queue.join(request, ticket, nowMs);
+          const position = this.queue.place(request, ticket);
           return { outcome: 'busy', holderTtl: turn, queued: true, ...placeOf(position) };
         }
         this.queue.leave(request, ticket);

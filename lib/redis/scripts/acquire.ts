@@ -178,7 +178,7 @@ const GRANT_WRITER = `  for i = 1, n do
       join_queue(nowms)
       local turn = earlier_turn(nowms)
       if turn then
-        return queued_reply(6, turn, nowms)
+        return place_reply(6, turn, nowms)
       end
       leave_queue()
     end

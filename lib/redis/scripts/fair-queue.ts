@@ -17,18 +17,18 @@ local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + (window > 0 and 2 or 0)
 
 /**
  * Lua functions: `join_queue(nowms)` takes or renews this acquisition's ticket on every resource (first arrival
- * kept: ZADD NX) and answers its place (the furthest back over the resources, from 1; nil: no ticket taken),
- * `queued_reply(code, value, nowms)` a busy answer with that place as a fourth element when there is one, `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still runs on any
- * resource (nil: none), `leave_queue()` takes the ticket out and ends the turn (on a grant).
+ * kept: ZADD NX) when the call waits; `place_reply(code, value, nowms)` a busy answer with the ticket's place
+ * (the furthest back over the resources, from 1) as a fourth element when it has a ticket; `queued_reply` the
+ * same after joining; `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still runs on any
+ * resource (nil: none); `leave_queue()` takes the ticket out and ends the turn (on a grant).
  */
 export const FAIR_FUNCTIONS = `
 local function join_queue(nowms)
   local ttl = tonumber(ARGV[10])
   if not fair or ttl <= 0 then
-    return nil
+    return
   end
   local arrival = nowms - tonumber(ARGV[12])
-  local place = 1
   for i = 1, n do
     local queue, live = KEYS[qbase + i], KEYS[qbase + n + i]
     redis.call('ZADD', queue, 'NX', arrival, intent_id)
@@ -39,17 +39,26 @@ local function join_queue(nowms)
     if redis.call('PTTL', live) < ttl then
       redis.call('PEXPIRE', live, ttl)
     end
-    place = math.max(place, redis.call('ZRANK', queue, intent_id) + 1)
   end
-  return place
+end
+
+local function place_reply(code, value, nowms)
+  if not fair or tonumber(ARGV[10]) <= 0 then
+    return {code, value, nowms}
+  end
+  local place = 1
+  for i = 1, n do
+    local rank = redis.call('ZRANK', KEYS[qbase + i], intent_id)
+    if rank then
+      place = math.max(place, rank + 1)
+    end
+  end
+  return {code, value, nowms, place}
 end
 
 local function queued_reply(code, value, nowms)
-  local place = join_queue(nowms)
-  if place then
-    return {code, value, nowms, place}
-  end
-  return {code, value, nowms}
+  join_queue(nowms)
+  return place_reply(code, value, nowms)
 end
 
 local function live_head(i, nowms)
