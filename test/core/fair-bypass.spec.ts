@@ -1,4 +1,5 @@
 import { type Lock, MemoryNode, Redlock, memoryNodes } from '../../lib';
+import { deafNodes, quitOnFakeClock } from './helpers';
 
 /** One call of a worker: when it came, when it got the lock. */
 interface Call {
@@ -34,19 +35,12 @@ describe('fair waiting: bounded bypass over many grants', () => {
   const instances: Redlock[] = [];
   let nodes: MemoryNode[];
 
-  afterEach(async () => {
-    const quitting = Promise.all(instances.splice(0).map((redlock) => redlock.quit()));
-    await jest.advanceTimersByTimeAsync(5_000);
-    await quitting;
-    jest.useRealTimers();
-  });
+  afterEach(() => quitOnFakeClock(instances));
 
   async function contend(fair: boolean): Promise<Call[]> {
     jest.useFakeTimers();
     nodes = memoryNodes(3);
-    const deaf = nodes.map(
-      (node) => new Proxy(node, { get: (t, p, r) => (p === 'watch' ? undefined : Reflect.get(t, p, r)) }),
-    );
+    const deaf = deafNodes(nodes);
     const calls: Call[] = [];
     const loops: Promise<void>[] = [];
     for (let i = 0; i < 6; i++) {

@@ -8,6 +8,7 @@ import {
 } from '../../lib';
 import type { ReleaseListener } from '../../lib/core';
 import { ReleaseWaiter } from '../../lib/core/acquire/release-waiter';
+import { quitOnFakeClock } from './helpers';
 
 /**
  * Fair waiting's hand-over (docs/DESIGN.md §18) when a release reaches the nodes one after another: the waiter
@@ -20,12 +21,7 @@ describe('fair waiting: the hand-over after a release that reaches the nodes apa
   const instances: Redlock[] = [];
   let nodes: MemoryNode[];
 
-  afterEach(async () => {
-    const quitting = Promise.all(instances.splice(0).map((redlock) => redlock.quit()));
-    await jest.advanceTimersByTimeAsync(5_000);
-    await quitting;
-    jest.useRealTimers();
-  });
+  afterEach(() => quitOnFakeClock(instances));
 
   function instance(options: RedlockOptions): Redlock {
     // A split backoff that is always half its range: the control's figure does not depend on chance.

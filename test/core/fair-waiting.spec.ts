@@ -6,6 +6,7 @@ import {
   type RedlockOptions,
   memoryNodes,
 } from '../../lib';
+import { deafNodes } from './helpers';
 
 /**
  * Fair waiting (docs/DESIGN.md §18) on in-memory nodes, each Redlock instance standing for a process of its own:
@@ -81,9 +82,7 @@ describe('fair waiting', () => {
         await granted.release();
       });
     // The waiter hears no release announcements (a user denied SUBSCRIBE): it retries on its backoff.
-    const deaf = nodes.map(
-      (node) => new Proxy(node, { get: (t, p, r) => (p === 'watch' ? undefined : Reflect.get(t, p, r)) }),
-    );
+    const deaf = deafNodes(nodes);
     const waiter = new Redlock(deaf, { logger: false, fair, retryDelay: 100, maxRetryDelay: 200 });
     instances.push(waiter);
     const first = take('waiter', waiter);
@@ -225,9 +224,7 @@ describe('fair waiting', () => {
     const first = take('w1', w1);
     await jest.advanceTimersByTimeAsync(20);
     // w2 hears no announcements and retries seldom: it does not try while the release lands.
-    const deaf = nodes.map(
-      (node) => new Proxy(node, { get: (t, p, r) => (p === 'watch' ? undefined : Reflect.get(t, p, r)) }),
-    );
+    const deaf = deafNodes(nodes);
     const w2 = new Redlock(deaf, {
       logger: false,
       owner: 'w2',

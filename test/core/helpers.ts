@@ -49,3 +49,18 @@ export const countingNodes = (): CountingNode[] => [
   new CountingNode('b:1'),
   new CountingNode('c:1'),
 ];
+
+/** The same nodes without release announcements (a user denied SUBSCRIBE): their instance polls. */
+export function deafNodes<T extends LockNode>(nodes: readonly T[]): T[] {
+  return nodes.map(
+    (node) => new Proxy(node, { get: (t, p, r) => (p === 'watch' ? undefined : Reflect.get(t, p, r)) }),
+  );
+}
+
+/** Quits `instances` (emptying it) on Jest's fake clock, which their quit() waits on, then real timers again. */
+export async function quitOnFakeClock(instances: Redlock[]): Promise<void> {
+  const quitting = Promise.all(instances.splice(0).map((redlock) => redlock.quit()));
+  await jest.advanceTimersByTimeAsync(5_000);
+  await quitting;
+  jest.useRealTimers();
+}
