@@ -197,7 +197,8 @@ describe(`clock steps: ${NODES} nodes under a clock shim, ${CLIENTS} client proc
       false,
       overlapFound,
     );
-    expectExercised(analysis, figures);
+    // It stops at the first overlap, which may come before every client held once: an overlap needs two.
+    expectExercised(analysis, figures, 2);
     expect(figures.stepsSeen).toBe(0);
     expect({
       overlapsFound: figures.overlaps > 0,
