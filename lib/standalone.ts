@@ -92,6 +92,8 @@ export type { LockNode } from './core';
 export type { AcquireReply, AcquireRequest } from './core';
 /** One lock of a batched renewal (`LockNode.extendMany`, optional). */
 export type { ExtendItem } from './core';
+/** A semaphore's limit and free permits as one node holds them (`LockNode.readPermits`, optional). */
+export type { PermitsReading } from './core';
 /** Where the core reads time and schedules timers (injectable for simulations). */
 export type { Clock } from './core';
 /** A cancellable timer returned by a `Clock`. */

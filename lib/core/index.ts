@@ -17,6 +17,7 @@ export type {
   ExtendItem,
   KeyReading,
   NodeReading,
+  PermitsReading,
   ReadyState,
   ReleaseListener,
   RevokeRequest,

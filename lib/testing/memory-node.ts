@@ -4,6 +4,7 @@ import type {
   ExtendItem,
   LockNode,
   NodeReading,
+  PermitsReading,
   ReleaseListener,
   RevokeRequest,
 } from '../core';
@@ -157,6 +158,15 @@ export class MemoryNode implements LockNode {
 
   limit(key: string, permits: number, ttl: number): Promise<number> {
     return this.call(() => this.model.limit(key, permits, ttl));
+  }
+
+  readPermits(
+    key: string,
+    permitKeys: readonly string[],
+    permits: number,
+    ttl: number,
+  ): Promise<PermitsReading> {
+    return this.call(() => this.model.readPermits(key, permitKeys, permits, ttl));
   }
 
   inspect(keys: readonly string[]): Promise<NodeReading> {

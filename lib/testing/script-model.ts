@@ -4,6 +4,7 @@ import type {
   ExtendItem,
   KeyReading,
   NodeReading,
+  PermitsReading,
   RevokeRequest,
 } from '../core';
 import { globToRegExp } from './glob';
@@ -154,6 +155,15 @@ export class ScriptModel extends ModelServer {
       recorded.writtenAt = now;
     }
     return luaNumber(recorded.value) ?? -1;
+  }
+
+  /** READ_PERMITS: LIMIT, and per permit key whether it holds nothing (absent or expired). */
+  readPermits(key: string, permitKeys: readonly string[], permits: number, ttl: number): PermitsReading {
+    const limit = this.limit(key, permits, ttl);
+    const free = permitKeys.map(
+      (k) => this.keyspace.get(k) === undefined && this.keyspace.getSet(k) === undefined,
+    );
+    return { limit, free };
   }
 
   /** INSPECT (read-only): the node's `TIME` in ms and each key's type, value or members, and PTTL. */

@@ -1,5 +1,6 @@
 import { Redlock } from '../../lib';
 import { ACQUIRE_SCRIPT } from '../../lib/redis';
+import { READ_PERMITS_SCRIPT } from '../../lib/redis/scripts';
 import { FakeRespNode, RespValue, startFakeRespNode, useRedisNodes } from '../support';
 import { valuesOnNodes } from './helpers';
 
@@ -7,6 +8,8 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
   let fake: FakeRespNode;
   /** What the fake node answers to the acquire script in the current test. */
   let acquireReply: RespValue = 1;
+  /** What it answers to the read-permits script (a semaphore's limit and free permits). */
+  let readPermitsReply: RespValue = null;
 
   const nodes = useRedisNodes(2, {
     afterAll: async () => {
@@ -17,6 +20,7 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
 
   beforeAll(async () => {
     fake = await startFakeRespNode((command, args) => {
+      if (command === 'evalsha' && args[0] === READ_PERMITS_SCRIPT.sha) return readPermitsReply;
       if ((command === 'evalsha' && args[0] === ACQUIRE_SCRIPT.sha) || command === 'eval') {
         return args[0] === ACQUIRE_SCRIPT.sha || args[0] === ACQUIRE_SCRIPT.source ? acquireReply : 'garbage';
       }
@@ -90,6 +94,42 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
             (e) => e.operation === 'release' && /expected a count from 0 to 1/.test(e.error.message),
           ),
         ).toBe(true);
+      } finally {
+        await redlock.quit();
+      }
+    },
+  );
+
+  it.each<[string, RespValue]>([
+    ['nil', null],
+    ['a limit alone', 3],
+    ['flags for 2 permits of 3', [3, '11']],
+    ['flags that are not 0 or 1', [3, '1x1']],
+    ['a limit "many"', ['many', '111']],
+    ['a limit of -2', [-2, '111']],
+    ['flags as an array', [3, [1, 1, 1]]],
+  ])(
+    'a semaphore read answered with %s: that node is an error vote, the permit comes from the honest nodes',
+    async (_, reply) => {
+      readPermitsReply = reply;
+      acquireReply = 'garbage';
+      const resource = `hostile-permits:${JSON.stringify(reply)}`;
+      const redlock = new Redlock([...nodes.urls, fake.url], { logger: false, restartGuard: false });
+      const errors: { node: string; operation: string; error: Error }[] = [];
+      redlock.on('node-error', (event) => errors.push(event));
+      try {
+        await redlock.connect(2_000);
+        const lock = await redlock.acquire(resource, { permits: 3, wait: 0 });
+        expect(lock.permit).toBeGreaterThanOrEqual(0);
+        const readErrors = errors.filter((e) => /the read-permits script/.test(e.error.message));
+        expect(readErrors).toHaveLength(1);
+        expect(readErrors[0].node).toBe(`127.0.0.1:${fake.port}`);
+        expect(readErrors[0].error.message).toContain(
+          `answered the read-permits script with ${JSON.stringify(reply)}`,
+        );
+        await (
+          await lock.release()
+        ).settled;
       } finally {
         await redlock.quit();
       }

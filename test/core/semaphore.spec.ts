@@ -95,23 +95,27 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     return seen;
   }
 
-  it('one round: the permit the nodes read free is the one tried (63 of 64 held: one attempt)', async () => {
-    const holder = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
-    const caller = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
-    try {
-      const held: Lock[] = [];
-      for (let i = 0; i < 63; i++) held.push(await holder.acquire('sem:wide', { permits: 64 }));
-      const free = [...Array(64).keys()].find((slot) => !held.some((lock) => lock.permit === slot));
-      const seen = countInFlight(caller);
-      const lock = await caller.acquire('sem:wide', { permits: 64 });
-      expect(lock.permit).toBe(free);
-      // One permit asked, on each of the 3 nodes (trying them one by one: up to 64 × 3 calls in a row).
-      expect(seen).toEqual({ most: 3, sent: 3 });
-      await Promise.all([lock, ...held].map((one) => one.release()));
-    } finally {
-      await Promise.all([holder.quit(), caller.quit()]);
-    }
-  });
+  it.each(['readPermits()', 'inspect() on nodes without readPermits()'])(
+    'one round: the permit the nodes read free is the one tried (63 of 64 held: one attempt), read by %s',
+    async (how) => {
+      const holder = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
+      const caller = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
+      if (how !== 'readPermits()') for (const node of caller.nodes) node.readPermits = undefined;
+      try {
+        const held: Lock[] = [];
+        for (let i = 0; i < 63; i++) held.push(await holder.acquire('sem:wide', { permits: 64 }));
+        const free = [...Array(64).keys()].find((slot) => !held.some((lock) => lock.permit === slot));
+        const seen = countInFlight(caller);
+        const lock = await caller.acquire('sem:wide', { permits: 64 });
+        expect(lock.permit).toBe(free);
+        // One permit asked, on each of the 3 nodes (trying them one by one: up to 64 × 3 calls in a row).
+        expect(seen).toEqual({ most: 3, sent: 3 });
+        await Promise.all([lock, ...held].map((one) => one.release()));
+      } finally {
+        await Promise.all([holder.quit(), caller.quit()]);
+      }
+    },
+  );
 
   it('one round without reading the nodes: the random permit busy, every other is tried at once; extras won are released', async () => {
     // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy.
@@ -122,8 +126,12 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     try {
       const held = await holder.acquire('sem:round', { permits: 8 });
       expect(held.permit).toBe(0);
-      // Nodes that cannot be inspected (a custom LockNode without inspect()): no hint which permits are free.
-      for (const node of caller.nodes) node.inspect = undefined;
+      // Nodes that cannot be read (a custom LockNode without readPermits() or inspect()): no hint which
+      // permits are free.
+      for (const node of caller.nodes) {
+        node.readPermits = undefined;
+        node.inspect = undefined;
+      }
       const calls = new NodeCalls(caller.nodes);
       const seen = countInFlight(caller);
       const lock = await caller.acquire('sem:round', { permits: 8 });

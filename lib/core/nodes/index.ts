@@ -12,6 +12,7 @@ export type {
   KeyReading,
   LockNode,
   NodeReading,
+  PermitsReading,
   ReadyState,
   ReleaseListener,
   RevokeRequest,

@@ -76,6 +76,14 @@ export interface ExtendItem {
   readonly readers?: readonly string[];
 }
 
+/** What {@link LockNode.readPermits} resolves: the recorded limit (as `limit` resolves it) and the free permits. */
+export interface PermitsReading {
+  /** The recorded number of permits; −1 when the limit key holds something that is not a number. */
+  readonly limit: number;
+  /** Per permit key, in order: true when the node holds no key there. */
+  readonly free: readonly boolean[];
+}
+
 /** One key as a node holds it, read by {@link LockNode.inspect}. */
 export type KeyReading =
   | { readonly type: 'none' }
@@ -168,6 +176,17 @@ export interface LockNode {
    * node does not take part in detecting callers that disagree about a limit (docs/DESIGN.md §14).
    */
   limit?(key: string, permits: number, ttl: number): Promise<number>;
+  /**
+   * Optional: {@link limit}, and in the same call which of `permitKeys` (a semaphore's permits, in order) the
+   * node holds no key at (read-only for those). A semaphore reads its free permits with it (docs/DESIGN.md
+   * §14); without it the core calls {@link limit} and reads them with {@link inspect}.
+   */
+  readPermits?(
+    key: string,
+    permitKeys: readonly string[],
+    permits: number,
+    ttl: number,
+  ): Promise<PermitsReading>;
   /**
    * Optional: calls `listener('released')` when one of `keys` is released on this node, and
    * `listener('lost')` when announcements may have been missed (connection lost). Resolves an unsubscribe

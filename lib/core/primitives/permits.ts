@@ -8,7 +8,7 @@ import {
   backoffDelay,
 } from '../acquire';
 import { PermitCountMismatchError } from '../errors';
-import { askNodes, type AcquireRequest, callNode, type LockNode, type NodeReading } from '../nodes';
+import { askNodes, type AcquireRequest, callNode, type LockNode, type PermitsReading } from '../nodes';
 import { releaseOnAll } from '../release';
 import { nextOwnerValue } from '../lock';
 import { conflictingPermits, describe } from '../messages';
@@ -53,16 +53,13 @@ export async function acquirePermit(
   const began = clock.now();
   const base = request.keys[0];
   const slots = Array.from({ length: permits }, (_, slot) => permitKey(base, slot));
-  const [, readFree] = await Promise.all([
-    checkLimit(plan, base, permits, request.ttl, resources),
-    freePermits(plan, slots),
-  ]);
-  let free = readFree;
+  const read = () => readSemaphore(plan, base, slots, permits, request.ttl, resources);
+  let free = await read();
   let waiter: ReleaseWaiter | undefined;
   const tries = { attempts: 0 };
   try {
     for (let round = 1; ; round++) {
-      if (round > 1) free = await freePermits(plan, slots);
+      if (round > 1) free = await read();
       const [first, ...others] = roundOrder(permits, free, plan.random);
       let outcome = await trySlots(plan, resources, request, [first], slots, signal, tries);
       if (outcome.won === undefined && others.length > 0) {
@@ -109,44 +106,6 @@ function roundOrder(permits: number, free: ReadonlySet<number> | undefined, rand
   const all = Array.from({ length: permits }, (_, k) => (start + k) % permits);
   if (!free || free.size === 0 || free.size === permits) return all;
   return [...all.filter((slot) => free.has(slot)), ...all.filter((slot) => !free.has(slot))];
-}
-
-/**
- * Which permits a quorum of nodes reads free (no key), read with `inspect` (beside the limit check on the
- * first round): a round tries those first, so that one busy permit after another is not tried in vain. A hint
- * only — a permit read free may be taken before the attempt, which decides as always. Undefined when fewer
- * than a quorum of nodes can be read.
- */
-async function freePermits(plan: AcquirePlan, slots: readonly string[]): Promise<Set<number> | undefined> {
-  if (plan.nodes.filter((node) => node.inspect).length < plan.quorum) return undefined;
-  const result = await askNodes<Set<number> | undefined, NodeReading | undefined>(
-    plan,
-    'acquire',
-    (node) =>
-      node.inspect ? callNode(node, 'inspect', () => node.inspect!(slots)) : Promise.resolve(undefined),
-    { needed: plan.quorum, isYes: (free) => free !== undefined },
-    (node, reading) => (reading === undefined ? undefined : freeIn(node, reading, slots.length)),
-  );
-  if (!result.success) return undefined;
-  const reads: Set<number>[] = [];
-  for (const answer of result.answers)
-    if (answer.status === 'value' && answer.value) reads.push(answer.value);
-  const free = new Set<number>();
-  slots.forEach((_, slot) => {
-    if (reads.every((read) => read.has(slot))) free.add(slot);
-  });
-  return free;
-}
-
-/** The permits a node's reading shows free; a reading of another shape is that node's error. */
-function freeIn(node: LockNode, reading: NodeReading, count: number): Set<number> {
-  if (!Array.isArray(reading?.keys) || reading.keys.length !== count)
-    throw new Error(`${node.name}: LockNode.inspect() resolved ${describe(reading)} for ${count} keys`);
-  const free = new Set<number>();
-  reading.keys.forEach((key, slot) => {
-    if (key?.type === 'none') free.add(slot);
-  });
-  return free;
 }
 
 type Acquired = Extract<AcquisitionResult, { kind: 'acquired' }>;
@@ -239,40 +198,89 @@ function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; w
   return { wokenByRelease: waiter?.wokenByRelease ?? 0, wokenByTimer: waiter?.wokenByTimer ?? 0 };
 }
 
+/** One node's answer to a semaphore read: its recorded limit, and the free permits when it can tell. */
+interface SemaphoreReading {
+  readonly limit: number;
+  readonly free: readonly boolean[] | undefined;
+}
+
 /**
- * Records the number of permits on every node that supports it, and refuses the call when a node had another
- * one recorded: callers that disagree would otherwise each admit their own number of holders. The record
- * lives at least as long as the last acquisition's ttl (refreshed by every acquisition).
+ * Reads the semaphore on every node in one call each (`readPermits`; `limit` and `inspect` from a node
+ * without it): records the number of permits where none is recorded, refuses the call when a node had another
+ * one recorded (callers that disagree would otherwise each admit their own number of holders; the record lives
+ * at least as long as the last acquisition's ttl), and answers which permits a quorum read free — a round
+ * tries those first, so that one busy permit after another is not tried in vain. A hint only: a permit read
+ * free may be taken before the attempt, which decides as always. Undefined when fewer than a quorum could tell.
  */
-async function checkLimit(
+async function readSemaphore(
   plan: AcquirePlan,
   base: string,
+  slots: readonly string[],
   permits: number,
   ttl: number,
   resources: readonly string[],
-): Promise<void> {
+): Promise<Set<number> | undefined> {
   const key = limitKey(base);
-  const result = await askNodes(
+  const result = await askNodes<SemaphoreReading, PermitsReading | SemaphoreReading>(
     plan,
     'acquire',
     (node) =>
-      node.limit ? callNode(node, 'limit', () => node.limit!(key, permits, ttl)) : Promise.resolve(permits),
+      node.readPermits
+        ? callNode(node, 'readPermits', () => node.readPermits!(key, slots, permits, ttl))
+        : readApart(node, key, slots, permits, ttl),
     { needed: plan.nodes.length, isYes: () => true, waitForAll: true },
-    (node, value) => {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < -1) {
-        throw new Error(`${node.name}: LockNode.limit() resolved ${describe(value)}`);
-      }
-      return value;
-    },
+    (node, reading) => checkedReading(node, reading, slots.length),
   );
+  const reads: (readonly boolean[])[] = [];
   result.answers.forEach((answer, index) => {
-    if (answer.status === 'value' && answer.value !== permits) {
+    if (answer.status !== 'value') return;
+    if (answer.value.limit !== permits) {
       throw new PermitCountMismatchError(
-        conflictingPermits(resources, permits, answer.value, plan.nodes[index].name, key),
+        conflictingPermits(resources, permits, answer.value.limit, plan.nodes[index].name, key),
         resources,
         permits,
-        answer.value,
+        answer.value.limit,
       );
     }
+    if (answer.value.free) reads.push(answer.value.free);
   });
+  if (reads.length < plan.quorum) return undefined;
+  const free = new Set<number>();
+  slots.forEach((_, slot) => {
+    if (reads.every((read) => read[slot])) free.add(slot);
+  });
+  return free;
 }
+
+/** A semaphore read from a node without `readPermits`: its `limit` (if any) and its `inspect` (if any). */
+async function readApart(
+  node: LockNode,
+  key: string,
+  slots: readonly string[],
+  permits: number,
+  ttl: number,
+): Promise<SemaphoreReading> {
+  const [limit, reading] = await Promise.all([
+    node.limit ? callNode(node, 'limit', () => node.limit!(key, permits, ttl)) : permits,
+    node.inspect ? callNode(node, 'inspect', () => node.inspect!(slots)) : undefined,
+  ]);
+  if (reading === undefined) return { limit, free: undefined };
+  if (!Array.isArray(reading?.keys) || reading.keys.length !== slots.length)
+    throw new Error(
+      `${node.name}: LockNode.inspect() resolved ${describe(reading)} for ${slots.length} keys`,
+    );
+  return { limit, free: reading.keys.map((one) => one?.type === 'none') };
+}
+
+/** A node's semaphore reading, checked: a limit ≥ −1 and one flag per permit; another shape is its error. */
+function checkedReading(node: LockNode, reading: SemaphoreReading, count: number): SemaphoreReading {
+  const { limit, free } = (reading ?? {}) as Partial<SemaphoreReading>;
+  // A node without readPermits answered through limit(): its value is what a wrong answer shows.
+  const [method, shown] = node.readPermits ? ['readPermits', reading] : ['limit', limit];
+  const limitOk = typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= -1;
+  const flagsOk = free === undefined || (Array.isArray(free) && free.length === count && free.every(isFlag));
+  if (!limitOk || !flagsOk) throw new Error(`${node.name}: LockNode.${method}() resolved ${describe(shown)}`);
+  return { limit: limit!, free };
+}
+
+const isFlag = (flag: unknown): flag is boolean => typeof flag === 'boolean';

@@ -4,6 +4,7 @@ import type {
   ExtendItem,
   LockNode,
   NodeReading,
+  PermitsReading,
   ReleaseListener,
   RevokeRequest,
 } from '../../core';
@@ -11,15 +12,16 @@ import { slotOf, tagForSlot } from './cluster-slots';
 import { renewalScriptCalls } from './renewal-batches';
 import {
   UnexpectedReplyError,
+  READ_PERMITS_SCRIPT,
+  readPermitsCall,
+  readPermitsReplyOf,
   acquireReplyOf,
   flagReplyOf,
-  flagsReplyOf,
   inspectReplyOf,
   limitReplyOf,
   releaseReplyOf,
   revokeReplyOf,
   ACQUIRE_SCRIPT,
-  EXTEND_MANY_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   INSPECT_SCRIPT,
@@ -170,9 +172,9 @@ export abstract class ScriptLockNode implements LockNode {
     const calls = renewalScriptCalls(items, this.cluster);
     let failed = 0;
     let firstError: unknown;
-    const sent = calls.map(({ indexes, call }) =>
-      this.run(EXTEND_MANY_SCRIPT, call)
-        .then((raw) => flagsReplyOf(this.name, raw, indexes.length))
+    const sent = calls.map(({ indexes, script, call, flagsOf }) =>
+      this.run(script, call)
+        .then((raw) => flagsOf(this.name, raw))
         .then(
           (answered) => {
             for (let k = 0; k < indexes.length; k++) flags[indexes[k]] = answered[k];
@@ -210,6 +212,17 @@ export abstract class ScriptLockNode implements LockNode {
 
   limit(key: string, permits: number, ttl: number): Promise<number> {
     return this.run(LIMIT_SCRIPT, limitCall(key, permits, ttl)).then((raw) => limitReplyOf(this.name, raw));
+  }
+
+  readPermits(
+    key: string,
+    permitKeys: readonly string[],
+    permits: number,
+    ttl: number,
+  ): Promise<PermitsReading> {
+    return this.run(READ_PERMITS_SCRIPT, readPermitsCall(key, permitKeys, permits, ttl)).then((raw) =>
+      readPermitsReplyOf(this.name, raw, permitKeys.length),
+    );
   }
 
   /**

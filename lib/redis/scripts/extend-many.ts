@@ -83,6 +83,60 @@ export function extendManyCall(items: readonly ExtendItem[]): ScriptCall {
   return { keys, args };
 }
 
+/**
+ * EXTEND_WRITERS, the batched renewal of exclusive locks of one key each that share a ttl — what most batches
+ * hold (docs/DESIGN.md §4). KEYS: one lock key per lock. ARGV[1]: the new ttl in ms; ARGV[1 + i]: the owner
+ * value of KEYS[i]. Per lock exactly EXTEND_MANY's 'w' branch for a lock of one key (PEXPIRE only while it
+ * holds the owner), in two arguments instead of five. Returns one character per lock, in order: `1` renewed,
+ * `0` not the owner.
+ */
+export const EXTEND_WRITERS_SCRIPT = script(
+  `
+local flags = {}
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[1])
+    flags[i] = '1'
+  else
+    flags[i] = '0'
+  end
+end
+return table.concat(flags)
+`,
+);
+
+/** Whether EXTEND_WRITERS can renew `item`: an exclusive lock of one key. */
+export function isSingleWriter(item: ExtendItem): boolean {
+  return item.readers === undefined && item.keys.length === 1;
+}
+
+/** EXTEND_WRITERS' KEYS and ARGV for `items`, every one {@link isSingleWriter}, all with `items[0]`'s ttl. */
+export function extendWritersCall(items: readonly ExtendItem[]): ScriptCall {
+  const keys: string[] = new Array(items.length);
+  const args: (string | number)[] = new Array(items.length + 1);
+  args[0] = items[0].ttl;
+  for (let i = 0; i < items.length; i++) {
+    keys[i] = items[i].keys[0];
+    args[i + 1] = items[i].owner;
+  }
+  return { keys, args };
+}
+
+/** EXTEND_WRITERS answers exactly `count` characters, each 0 or 1. */
+export function writerFlagsReplyOf(node: string, raw: unknown, count: number): boolean[] {
+  if (typeof raw === 'string' && raw.length === count && /^[01]*$/.test(raw)) {
+    const flags: boolean[] = new Array(count);
+    for (let i = 0; i < count; i++) flags[i] = raw.charCodeAt(i) === 49; // '1'
+    return flags;
+  }
+  throw new UnexpectedReplyError(
+    node,
+    'the batched extend script',
+    raw,
+    `expected ${count} characters of 0 or 1`,
+  );
+}
+
 /** The batched extend script answers one 0 or 1 per lock of its call. */
 export function flagsReplyOf(node: string, raw: unknown, count: number): boolean[] {
   if (Array.isArray(raw) && raw.length === count && raw.every((flag) => flag === 0 || flag === 1)) {

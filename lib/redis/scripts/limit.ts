@@ -2,29 +2,48 @@ import { type ScriptCall, script } from './lua-script';
 import { UnexpectedReplyError, integerOf } from './reply-checks';
 
 /**
- * LIMIT: a semaphore's recorded number of permits (docs/DESIGN.md §14), its KEYS/ARGV and the parser of its
- * reply.
+ * LIMIT and READ_PERMITS: a semaphore's recorded number of permits (docs/DESIGN.md §14), and with it which
+ * permits are free; their KEYS/ARGV and the parsers of their replies.
  */
 
 /**
- * LIMIT. KEYS[1]: a semaphore's limit key (`<lock key>#permits`). ARGV[1]: the number of permits the caller
- * uses; ARGV[2]: how long the record lives at least, in ms.
- *
- * Records the limit when none is recorded and returns the recorded one, refreshing its ttl to at least
- * ARGV[2]: callers that disagree about a resource's number of permits learn it (docs/DESIGN.md §14). A value
- * that is not a number (another application's key) is returned as -1.
+ * Lua: records the limit ARGV[1] at KEYS[1] when none is recorded and sets `limit` to the recorded one,
+ * refreshing the record's ttl to at least ARGV[2] ms; a value that is not a number (another application's key)
+ * is −1.
  */
-export const LIMIT_SCRIPT = script(
-  `
+const RECORD_LIMIT = `
+local limit
 local recorded = redis.call('GET', KEYS[1])
 if not recorded then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return tonumber(ARGV[1])
+  limit = tonumber(ARGV[1])
+else
+  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
+  limit = tonumber(recorded) or -1
 end
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`;
+
+/**
+ * LIMIT. KEYS[1]: a semaphore's limit key (`<lock key>#permits`). ARGV[1]: the number of permits the caller
+ * uses; ARGV[2]: how long the record lives at least, in ms. Returns the recorded limit: callers that disagree
+ * about a resource's number of permits learn it (docs/DESIGN.md §14).
+ */
+export const LIMIT_SCRIPT = script(`${RECORD_LIMIT}return limit\n`);
+
+/**
+ * READ_PERMITS: LIMIT, and which permits are free. KEYS[2..n+1]: the permit keys; ARGV as LIMIT's. Returns
+ * `{limit, flags}`, flags one character per permit key in order: `1` where the node holds no such key, `0`
+ * where it does (64 permits in 64 bytes, one EXISTS each).
+ */
+export const READ_PERMITS_SCRIPT = script(
+  `${RECORD_LIMIT}
+local flags = {}
+for i = 2, #KEYS do
+  flags[i - 1] = redis.call('EXISTS', KEYS[i]) == 0 and '1' or '0'
 end
-return tonumber(recorded) or -1
+return {limit, table.concat(flags)}
 `,
 );
 
@@ -33,9 +52,39 @@ export function limitCall(key: string, permits: number, ttl: number): ScriptCall
   return { keys: [key], args: [permits, ttl] };
 }
 
+/** READ_PERMITS' KEYS and ARGV. */
+export function readPermitsCall(
+  key: string,
+  permitKeys: readonly string[],
+  permits: number,
+  ttl: number,
+): ScriptCall {
+  return { keys: [key, ...permitKeys], args: [permits, ttl] };
+}
+
 /** The limit script answers the recorded number of permits, or −1 for a value that is not a number. */
 export function limitReplyOf(node: string, raw: unknown): number {
   const limit = integerOf(raw);
   if (limit !== undefined && limit >= -1) return limit;
   throw new UnexpectedReplyError(node, 'the limit script', raw, 'expected a whole number ≥ −1');
+}
+
+/** READ_PERMITS answers `{limit, flags}`: the limit as LIMIT's, then exactly `count` characters of 0 or 1. */
+export function readPermitsReplyOf(
+  node: string,
+  raw: unknown,
+  count: number,
+): { limit: number; free: boolean[] } {
+  if (Array.isArray(raw) && raw.length === 2) {
+    const [limit, flags] = [integerOf(raw[0]), raw[1]];
+    if (limit !== undefined && limit >= -1 && typeof flags === 'string' && flags.length === count) {
+      if (/^[01]*$/.test(flags)) return { limit, free: Array.from(flags, (flag) => flag === '1') };
+    }
+  }
+  throw new UnexpectedReplyError(
+    node,
+    'the read-permits script',
+    raw,
+    `expected [a whole number ≥ −1, ${count} characters each 0 or 1]`,
+  );
 }

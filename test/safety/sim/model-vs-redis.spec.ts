@@ -22,6 +22,7 @@ import {
   flagReplyOf,
   flagsReplyOf,
   limitReplyOf,
+  readPermitsReplyOf,
   releaseReplyOf,
 } from '../../../lib/redis/scripts';
 import {
@@ -30,6 +31,7 @@ import {
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LIMIT_SCRIPT,
+  READ_PERMITS_SCRIPT,
   LuaScript,
   READ_EXTEND_SCRIPT,
   READ_FENCE_SCRIPT,
@@ -41,8 +43,10 @@ import {
   extendManyCall,
   fenceCall,
   limitCall,
+  readPermitsCall,
   releaseCall,
 } from '../../../lib/redis/scripts';
+import { renewalScriptCalls } from '../../../lib/redis/script-node/renewal-batches';
 import { RedisNodes, delay as sleep, startRedisNodes } from '../../support';
 import { Prng } from './prng';
 import { GuardArgs, ServerSpec, VirtualServer } from './server';
@@ -185,7 +189,8 @@ type Op =
   /** The batched renewal (EXTEND_MANY): several locks' extends in one script call. */
   | { kind: 'extend-many'; items: ExtendItem[] }
   | { kind: 'release'; keys: string[]; owner: string; readers?: string[] }
-  | { kind: 'limit'; key: string; permits: number; ttl: number }
+  /** LIMIT, or with `permitKeys` READ_PERMITS (the limit and which of those keys are absent). */
+  | { kind: 'limit'; key: string; permits: number; ttl: number; permitKeys?: string[] }
   | { kind: 'sleep'; ms: number }
   | { kind: 'flushall' }
   | { kind: 'write'; key: string; value: string; ttl?: number }
@@ -276,11 +281,18 @@ const SCRIPTS: Record<string, (c: ScriptContext) => Op[]> = {
     { kind: 'extend', keys: [lockKey('a')], owner: 'o2', ttl: 2000, readers: READERS_A },
   ],
   'extend-many:true': () => [
+    acquireA('o1', rwA('read')),
+    { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o1', ttl: 2000, readers: READERS_A }] },
+  ],
+  'extend-writers:true': () => [
     acquireA('o1'),
     { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o1', ttl: 2000 }] },
   ],
-  'extend-many:false': () => [
+  'extend-writers:false': () => [
     { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o2', ttl: 2000 }] },
+  ],
+  'extend-many:false': () => [
+    { kind: 'extend-many', items: [{ keys: [lockKey('a')], owner: 'o2', ttl: 2000, readers: READERS_A }] },
   ],
   'read-release:removed': () => [
     acquireA('o1', rwA('read')),
@@ -291,6 +303,17 @@ const SCRIPTS: Record<string, (c: ScriptContext) => Op[]> = {
   'limit:disagreed': () => [
     { kind: 'limit', key: PERMITS_A, permits: 2, ttl: 2000 },
     { kind: 'limit', key: PERMITS_A, permits: 3, ttl: 2000 },
+  ],
+  // READ_PERMITS over a held key, an absent one and the limit record's own key (a string, not free).
+  'read-permits:some-free': () => [
+    acquireA('o1'),
+    {
+      kind: 'limit',
+      key: PERMITS_A,
+      permits: 2,
+      ttl: 2000,
+      permitKeys: [lockKey('a'), `${lockKey('a')}#1`, PERMITS_A],
+    },
   ],
 };
 
@@ -446,7 +469,9 @@ class Differential {
     if (roll < 0.84) {
       // A semaphore's limit record: mostly the same number, sometimes another (a caller that disagrees).
       const key = `${lockKey(rng.pick(RESOURCES))}#permits`;
-      return { kind: 'limit', key, permits: rng.pick([2, 2, 2, 3]), ttl };
+      // Half of them read which of some keys are absent too (READ_PERMITS), lock keys among them.
+      const permitKeys = rng.int(0, 1) === 1 ? RESOURCES.map(lockKey) : undefined;
+      return { kind: 'limit', key, permits: rng.pick([2, 2, 2, 3]), ttl, permitKeys };
     }
     if (roll < 0.93) return { kind: 'sleep', ms: rng.int(1, 60) };
     if (roll < 0.945) return { kind: 'flushall' };
@@ -561,8 +586,9 @@ class Differential {
       case 'extend-many':
         return op.items.flatMap((item) => [...item.keys, ...(item.readers ?? [])]);
       case 'write':
-      case 'limit':
         return [op.key];
+      case 'limit':
+        return [op.key, ...(op.permitKeys ?? [])];
       default:
         return [];
     }
@@ -677,15 +703,34 @@ class Differential {
       model = server.extend(op.keys, op.owner, op.ttl, op.readers);
       if (op.readers) this.count(this.stats.outcomes, `read-extend:${String(real)}`);
     } else if (op.kind === 'extend-many') {
-      const flags = flagsReplyOf(
-        'redis',
-        await this.eval(EXTEND_MANY_SCRIPT, extendManyCall(op.items)),
-        op.items.length,
-      );
+      // Split as a node splits a batch (single-key writers by ttl to EXTEND_WRITERS, the rest to EXTEND_MANY),
+      // each call sent in turn; the model applies the items in the same order.
+      const realFlags: boolean[] = [];
+      const modelFlags: boolean[] = [];
+      for (const { indexes, script, call, flagsOf } of renewalScriptCalls(op.items, false)) {
+        const flags = flagsOf('redis', await this.eval(script, call));
+        realFlags.push(...flags);
+        for (const i of indexes) {
+          const item = op.items[i];
+          modelFlags.push(server.extend(item.keys, item.owner, item.ttl, item.readers));
+        }
+        const name = script === EXTEND_MANY_SCRIPT ? 'extend-many' : 'extend-writers';
+        for (const flag of flags) this.count(this.stats.outcomes, `${name}:${String(flag)}`);
+      }
       // Compared as one string: the whole batch must agree, lock by lock.
-      real = flags.join();
-      model = op.items.map((item) => server.extend(item.keys, item.owner, item.ttl, item.readers)).join();
-      for (const flag of flags) this.count(this.stats.outcomes, `extend-many:${String(flag)}`);
+      real = realFlags.join();
+      model = modelFlags.join();
+    } else if (op.kind === 'limit' && op.permitKeys) {
+      const call = readPermitsCall(op.key, op.permitKeys, op.permits, op.ttl);
+      const read = readPermitsReplyOf(
+        'redis',
+        await this.eval(READ_PERMITS_SCRIPT, call),
+        op.permitKeys.length,
+      );
+      real = JSON.stringify(read);
+      model = JSON.stringify(server.readPermits(op.key, op.permitKeys, op.permits, op.ttl));
+      const some = read.free.some((free) => free) && read.free.some((free) => !free);
+      if (some) this.count(this.stats.outcomes, 'read-permits:some-free');
     } else if (op.kind === 'limit') {
       real = limitReplyOf('redis', await this.eval(LIMIT_SCRIPT, limitCall(op.key, op.permits, op.ttl)));
       model = server.limit(op.key, op.permits, op.ttl);
@@ -883,10 +928,13 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'read-extend:false',
       'extend-many:true',
       'extend-many:false',
+      'extend-writers:true',
+      'extend-writers:false',
       'read-release:removed',
       'read-release:none',
       'limit:agreed',
       'limit:disagreed',
+      'read-permits:some-free',
     ];
     for (const outcome of outcomes) expect(stats.outcomes[outcome]).toBeGreaterThan(0);
     // Each of them has its sequence (which failed above unless it produced it).
@@ -949,6 +997,17 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       const caught = await firstDisagreement(SEED ^ 0x5eed, (env, spec) => new NoOwnerCheck(env, spec));
       expect(caught).toBeInstanceOf(Disagreement);
       expect(String(caught)).toMatch(/"kind":"extend(-many)?"|checkpoint/);
+    }, 60_000);
+
+    it('read-permits reports every permit free (held ones too)', async () => {
+      class AllFree extends VirtualServer {
+        override readPermits(key: string, permitKeys: readonly string[], permits: number, ttl: number) {
+          return { limit: this.limit(key, permits, ttl), free: permitKeys.map(() => true) };
+        }
+      }
+      const caught = await firstDisagreement(SEED ^ 0xf4ee, (env, spec) => new AllFree(env, spec), 2_000);
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/free/);
     }, 60_000);
 
     it("a marker holding another application's data overwritten (as before ForeignDataError)", async () => {
