@@ -70,38 +70,58 @@ export class FairQueueModel {
       const head = this.liveHead(keys[i], keys[n + i], nowMs);
       if (head === undefined || head[0] === ticket) continue;
       const marker = keys[2 * n + i];
-      const recorded = this.keyspace.get(marker)?.value;
-      let ends = recorded !== undefined && /^-?\d+(\.\d+)?$/.test(recorded) ? Number(recorded) : undefined;
-      if (ends === undefined) {
+      const turn = this.readTurn(marker);
+      let ends = turn?.ends;
+      if (ends === undefined || (turn!.granted && turn!.owner !== head[0])) {
         ends = head[1];
-        this.keyspace.set(marker, String(Math.round(ends)), 2 * (ends - nowMs));
+        this.keyspace.set(marker, `${Math.round(ends)}:t:${head[0]}`, 2 * (ends - nowMs));
       }
       if (nowMs < ends) left = Math.max(left ?? 0, ends - nowMs);
     }
     return left;
   }
 
-  /** `leave_queue`: the ticket leaves every queue and the turn ends (a grant). */
-  leave(request: AcquireRequest, ticket: string): void {
+  /** `leave_queue`: the ticket leaves every queue (a grant); its own running turn is marked granted. */
+  leave(request: AcquireRequest, ticket: string, nowMs: number): void {
     const n = request.keys.length;
     const keys = request.queueKeys!;
     for (let i = 0; i < n; i++) {
       this.keyspace.removeMember(keys[i], ticket);
       this.keyspace.removeMember(keys[n + i], ticket);
-      this.keyspace.delete(keys[2 * n + i]);
+      const marker = this.keyspace.get(keys[2 * n + i]);
+      const turn = this.readTurn(keys[2 * n + i]);
+      if (marker && turn && !turn.granted && turn.owner === ticket && nowMs < turn.ends) {
+        // SET with the PTTL it had: the same expiry.
+        marker.value = `${Math.round(turn.ends)}:g:${ticket}`;
+        marker.writtenAt = this.now();
+      }
     }
   }
 
-  /** CLEAR_INTENT's queue part: the ticket leaves each queue; each removal announced; returns how many. */
+  /** `read_turn`: the marker's end, whether granted, its ticket; a bare number is nobody's turn. */
+  private readTurn(marker: string): { ends: number; granted: boolean; owner: string } | undefined {
+    const value = this.keyspace.get(marker)?.value;
+    if (value === undefined) return undefined;
+    const parts = /^(-?\d+):([tg]):([\s\S]*)$/.exec(value);
+    if (parts) return { ends: Number(parts[1]), granted: parts[2] === 'g', owner: parts[3] };
+    return /^-?\d+(\.\d+)?$/.test(value) ? { ends: Number(value), granted: false, owner: '' } : undefined;
+  }
+
+  /** CLEAR_INTENT's queue part: the ticket leaves each queue (each removal announced) and its turns end; how many. */
   clear(queueKeys: readonly string[], ticket: string, pubSub: PubSub): number {
     const n = queueKeys.length / 3;
     let cleared = 0;
     for (let i = 0; i < n; i++) {
       this.keyspace.removeMember(queueKeys[n + i], ticket);
-      if (!this.keyspace.removeMember(queueKeys[i], ticket)) continue;
-      cleared++;
-      // The script's `string.sub(queue, 1, -7)`: the queue key less its `:queue`.
-      pubSub.announceRelease(queueKeys[i].slice(0, -6));
+      if (this.keyspace.removeMember(queueKeys[i], ticket)) {
+        cleared++;
+        // The script's `string.sub(queue, 1, -7)`: the queue key less its `:queue`.
+        pubSub.announceRelease(queueKeys[i].slice(0, -6));
+      }
+      // A turn of this ticket ends with it.
+      const turn = this.keyspace.get(queueKeys[2 * n + i])?.value;
+      if (turn !== undefined && /^-?\d+:[tg]:([\s\S]*)$/.exec(turn)?.[1] === ticket)
+        this.keyspace.delete(queueKeys[2 * n + i]);
     }
     return cleared;
   }

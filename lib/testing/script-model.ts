@@ -273,7 +273,7 @@ export class ScriptModel extends ModelServer {
           const position = this.queue.place(request, ticket);
           return { outcome: 'busy', holderTtl: turn, queued: true, ...placeOf(position) };
         }
-        this.queue.leave(request, ticket);
+        this.queue.leave(request, ticket, nowMs);
       }
       for (const key of intents) {
         if (this.keyspace.get(key)?.value === (request.intent ?? request.owner)) this.keyspace.delete(key);

@@ -9,7 +9,7 @@
  * deviations must be caught. SIM_OPS_SEED / SIM_OPS_COUNT change the seed and the length.
  */
 import { Redis } from 'ioredis';
-import type { AcquireRequest, KeyReading, NodeReading } from '../../lib/core';
+import type { AcquireReply, AcquireRequest, KeyReading, NodeReading } from '../../lib/core';
 import {
   ACQUIRE_SCRIPT,
   CLEAR_INTENT_SCRIPT,
@@ -125,6 +125,9 @@ class OperationsDiff {
     if (problem) throw new Disagreement(`op ${index} (seed ${SEED}) ${JSON.stringify(op)}: ${problem}`);
     const outcome = `${kind}:${outcomeOf(real)}`;
     this.stats.outcomes[outcome] = (this.stats.outcomes[outcome] ?? 0) + 1;
+    // A turn whose ticket was granted while it ran (§18: its end is kept if the ticket comes back).
+    if (kind === 'inspect' && /:g:/.test(JSON.stringify(real)))
+      this.stats.outcomes['inspect:turn-granted'] = (this.stats.outcomes['inspect:turn-granted'] ?? 0) + 1;
     await this.compareMessages(index, op);
   }
 
@@ -271,9 +274,14 @@ function sameReading(real: NodeReading, model: NodeReading): boolean {
   return real.keys.every((r, i) => sameKey(r, model.keys[i]));
 }
 
-/** Equal strings; fence counters (the server's clock in µs) and turn markers (in ms) within the tolerance. */
+/**
+ * Equal strings; fence counters (the server's clock in µs) and turn markers' ends (in ms, then `:t:` or `:g:`
+ * and the ticket, which must be equal) within the tolerance.
+ */
 function sameValue(real: string, model: string): boolean {
   if (real === model) return true;
+  const [r, m] = [real, model].map((value) => /^(\d{13}):([tg]:[\s\S]*)$/.exec(value));
+  if (r && m) return r[2] === m[2] && Math.abs(Number(r[1]) - Number(m[1])) <= TOLERANCE;
   for (const [digits, unit] of [
     [16, 1000],
     [13, 1],
@@ -356,6 +364,93 @@ describe(`model vs real scripts: inspect, revoke, clear-intent, scan and channel
       expect(diff.stats.outcomes[outcome]).toBeGreaterThan(0);
     }
   }, 120_000);
+
+  // Found by the simulation (profile fair-split): each grant of a turn's own ticket that missed its quorum
+  // elsewhere began that ticket's turn again, so nodes that disagreed on the order kept a free lock for 1.9 s.
+  it("fair turn: a grant of the turn's own ticket keeps the turn's end; clear-intent ends the turn", async () => {
+    const [host, port] = new URL(nodes.urls[0]).host.split(':');
+    const client = new Redis({ host, port: Number(port) });
+    let nowMs = 0;
+    const model = shipped({ now: () => nowMs, wallMicros: () => nowMs * 1000 });
+    const keys = [lockKey('t')];
+    const marker = `${lockKey('t')}:queue:turn`;
+    const writer = (owner: string, intent: string, waited = 0): AcquireRequest => ({
+      keys,
+      fenceKeys: [],
+      owner,
+      ttl: TTL,
+      guardWindow: 0,
+      guardKey: 'G',
+      mode: 'write',
+      readerKeys: [`${lockKey('t')}:readers`],
+      intentKeys: [`${lockKey('t')}:intent`],
+      intent,
+      intentTtl: TTL,
+      queueKeys: queueKeysOf(keys),
+      waited,
+    });
+    const sync = async () => {
+      const [seconds, micros] = await client.time();
+      nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    /** Both sides' reply to `request`; they must agree. */
+    const acquire = async (request: AcquireRequest) => {
+      await sync();
+      const raw = await client.eval(ACQUIRE_SCRIPT.source, ...evalArgs(acquireCall(request, '', false)));
+      const real = acquireReplyOf('redis', raw, false);
+      const modelled = model.acquire(request);
+      expect({ ...real, holderTtl: 0, time: 0 }).toEqual({ ...modelled, holderTtl: 0, time: 0 });
+      const ttlOf = (reply: AcquireReply) => ('holderTtl' in reply ? reply.holderTtl : 0);
+      expect(Math.abs(ttlOf(real) - ttlOf(modelled))).toBeLessThanOrEqual(TOLERANCE);
+      return real;
+    };
+    const release = async (owner: string) => {
+      await sync();
+      await client.eval(RELEASE_SCRIPT.source, ...evalArgs(releaseCall(keys, owner)));
+      model.release(keys, owner);
+    };
+    /** The marker on both sides: `<ends>:<t|g>:<ticket>`, the same but for the clock. */
+    const turn = async () => {
+      await sync();
+      const real = await client.get(marker);
+      const modelled = model.inspect([marker]).keys[0];
+      if (real === null) expect(modelled.type).toBe('none');
+      else expect(modelled.type === 'string' && sameValue(real, modelled.value)).toBe(true);
+      return real;
+    };
+    const evalArgs = (call: ScriptCall) => [call.keys.length, ...call.keys, ...call.args] as const;
+    try {
+      await client.flushall();
+      expect((await acquire(writer('ox', 'ix'))).outcome).toBe('acquired');
+      expect(await acquire(writer('oa', 'ia', 20))).toMatchObject({ outcome: 'busy', position: 1 });
+      expect(await acquire(writer('ob', 'ib'))).toMatchObject({ outcome: 'busy', position: 2 });
+      await release('ox');
+      // The lock is free and a's ticket is older: b is refused for a's turn, which begins here.
+      expect(await acquire(writer('ob2', 'ib'))).toMatchObject({ outcome: 'busy', queued: true });
+      const begun = await turn();
+      expect(begun).toMatch(/^\d{13}:t:ia$/);
+      const ends = begun!.split(':')[0];
+      // a is granted in its turn (on this node; say its attempt missed the quorum elsewhere).
+      expect((await acquire(writer('oa', 'ia', 20))).outcome).toBe('acquired');
+      expect(await turn()).toBe(`${ends}:g:ia`);
+      // a's next attempt finds its own key (another owner value): its ticket is back, with its arrival.
+      expect(await acquire(writer('oa2', 'ia', 40))).toMatchObject({ outcome: 'busy', position: 1 });
+      await release('oa');
+      // b is refused for the same turn, not a new one: its end is where it was.
+      expect(await acquire(writer('ob3', 'ib'))).toMatchObject({ outcome: 'busy', queued: true });
+      expect(await turn()).toBe(`${ends}:g:ia`);
+      // a's acquisition ends (given up, or done): its turn ends with its ticket.
+      await sync();
+      const call = clearIntentCall([`${lockKey('t')}:intent`], 'ia', false, queueKeysOf(keys));
+      await client.eval(CLEAR_INTENT_SCRIPT.source, ...evalArgs(call));
+      model.clearIntent([`${lockKey('t')}:intent`], 'ia', queueKeysOf(keys));
+      expect(await turn()).toBeNull();
+      // Now b is the head: granted.
+      expect((await acquire(writer('ob4', 'ib'))).outcome).toBe('acquired');
+    } finally {
+      await client.quit();
+    }
+  });
 
   describe('negative controls: a planted deviation is caught', () => {
     it('a revocation that announces the readers set and the intent as released too', async () => {

@@ -180,7 +180,7 @@ const GRANT_WRITER = `  for i = 1, n do
       if turn then
         return place_reply(6, turn, nowms)
       end
-      leave_queue()
+      leave_queue(nowms)
     end
     if ARGV[9] ~= '' then
       for i = 1, n do

@@ -3,10 +3,11 @@
  * waiter joining it, the turn of its oldest live ticket once the lock is free, and the grant leaving it.
  *
  * KEYS after the guard markers, per resource: its queue (`<lock key>:queue`: ticket → arrival on this server's
- * clock), then its tickets' expiries (`:queue:live`: ticket → expiry), then its turn marker (`:queue:turn`: when
- * the current turn ends). ARGV[11]: '1' for a fair call ('' or absent: not fair), ARGV[12]: how long the
- * acquisition has waited, in ms. The ticket is the intent id; ARGV[10] (the intent's ttl) is also the ticket's — 0: the call
- * does not wait, so it checks the queue but takes no ticket.
+ * clock), then its tickets' expiries (`:queue:live`: ticket → expiry), then its turn marker (`:queue:turn`:
+ * `<ends>:<t|g>:<ticket>`, when the current turn ends, whether its ticket has been granted here since, whose
+ * turn). ARGV[11]: '1' for a fair call ('' or absent: not fair), ARGV[12]: how long the acquisition has waited,
+ * in ms. The ticket is the intent id; ARGV[10] (the intent's ttl) is also the ticket's — 0: the call does not
+ * wait, so it checks the queue but takes no ticket.
  */
 
 /** Whether this call is fair, and where its keys start. Runs after INTENT_ID. */
@@ -20,7 +21,7 @@ local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + (window > 0 and 2 or 0)
  * kept: ZADD NX) when the call waits; `place_reply(code, value, nowms)` a busy answer with the ticket's place
  * (the furthest back over the resources, from 1) as a fourth element when it has a ticket; `queued_reply` the
  * same after joining; `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still runs on any
- * resource (nil: none); `leave_queue()` takes the ticket out and ends the turn (on a grant).
+ * resource (nil: none); `leave_queue(nowms)` takes the ticket out on a grant and marks its own turn granted.
  */
 export const FAIR_FUNCTIONS = `
 local function join_queue(nowms)
@@ -83,6 +84,24 @@ local function live_head(i, nowms)
   return nil, nil
 end
 
+-- The turn marker: '<ends>:<t|g>:<ticket>' — when the turn ends, whether its ticket has been granted here since
+-- (g), and whose turn it is. A bare number (an older marker) is a turn of nobody in particular.
+local function read_turn(marker)
+  local value = redis.call('GET', marker)
+  if not value then
+    return nil
+  end
+  local ends, state, owner = string.match(value, '^(%-?%d+):([tg]):(.*)$')
+  if ends then
+    return tonumber(ends), state, owner
+  end
+  ends = tonumber(value)
+  if ends then
+    return ends, 't', ''
+  end
+  return nil
+end
+
 local function earlier_turn(nowms)
   local left = nil
   for i = 1, n do
@@ -91,11 +110,13 @@ local function earlier_turn(nowms)
       -- A turn begins the first time the lock is found free with an earlier ticket waiting, and ends when that
       -- ticket would expire unless renewed (its holder retries well within): meanwhile only that ticket is
       -- granted, then anyone for as long again, then the next turn — so disagreeing nodes cannot stall the lock.
+      -- A grant of the turn's ticket that missed its quorum elsewhere keeps the turn's end: its ticket is back
+      -- at the head, and a turn begun again at each such grant would let disagreeing nodes stall the lock.
       local marker = KEYS[qbase + 2 * n + i]
-      local ends = tonumber(redis.call('GET', marker))
-      if not ends then
+      local ends, state, owner = read_turn(marker)
+      if not ends or (state == 'g' and owner ~= head) then
         ends = expiry
-        redis.call('SET', marker, string.format('%.0f', ends), 'PX', 2 * (ends - nowms))
+        redis.call('SET', marker, string.format('%.0f:t:', ends) .. head, 'PX', 2 * (ends - nowms))
       end
       if nowms < ends then
         left = math.max(left or 0, ends - nowms)
@@ -105,11 +126,20 @@ local function earlier_turn(nowms)
   return left
 end
 
-local function leave_queue()
+local function leave_queue(nowms)
   for i = 1, n do
     redis.call('ZREM', KEYS[qbase + i], intent_id)
     redis.call('ZREM', KEYS[qbase + n + i], intent_id)
-    redis.call('DEL', KEYS[qbase + 2 * n + i])
+    -- The turn's own ticket granted during its turn: the next head gets a turn of its own, unless this
+    -- ticket comes back first (its attempt missed the quorum), which then goes on with the turn it had.
+    local marker = KEYS[qbase + 2 * n + i]
+    local ends, state, owner = read_turn(marker)
+    if ends and state == 't' and owner == intent_id and nowms < ends then
+      local ttl = redis.call('PTTL', marker)
+      if ttl > 0 then
+        redis.call('SET', marker, string.format('%.0f:g:', ends) .. owner, 'PX', ttl)
+      end
+    end
   end
 end
 `;
