@@ -89,7 +89,11 @@ export function runInChild(
   log: (message: string) => void,
   { timeoutMs, exitGraceMs = EXIT_GRACE_MS }: { timeoutMs: number; exitGraceMs?: number },
 ): Promise<Record<string, number>> {
-  const child = spawn(process.execPath, ['--expose-gc', entry.file, JSON.stringify(job)], {
+  // BENCH_CHILD_PROF=<dir>: each child writes a V8 CPU profile there (node --cpu-prof), for finding its costs.
+  const profile = process.env.BENCH_CHILD_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHILD_PROF}`]
+    : [];
+  const child = spawn(process.execPath, ['--expose-gc', ...profile, entry.file, JSON.stringify(job)], {
     // stdin stays open: the child exits when it closes, so it cannot outlive this process.
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, NODE_PATH: entry.nodePath },

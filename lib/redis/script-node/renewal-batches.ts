@@ -26,6 +26,15 @@ export const LOCKS_PER_CALL = 250;
  */
 export function renewalCalls(items: readonly ExtendItem[], cluster: boolean): number[][] {
   const calls: number[][] = [];
+  if (!cluster && sameWriters(items)) {
+    // What most batches are: one group, in order, without a key per item.
+    for (let from = 0; from < items.length; from += LOCKS_PER_CALL) {
+      const call: number[] = [];
+      for (let i = from; i < Math.min(items.length, from + LOCKS_PER_CALL); i++) call.push(i);
+      calls.push(call);
+    }
+    return calls;
+  }
   const open = new Map<string, number[]>();
   items.forEach((item, i) => {
     const kind = isSingleWriter(item) ? `w${item.ttl}` : 'many';
@@ -39,6 +48,13 @@ export function renewalCalls(items: readonly ExtendItem[], cluster: boolean): nu
     call.push(i);
   });
   return calls;
+}
+
+/** Whether every item is an exclusive lock of one key, all with the first one's ttl. */
+function sameWriters(items: readonly ExtendItem[]): boolean {
+  const ttl = items[0]?.ttl;
+  for (let i = 0; i < items.length; i++) if (items[i].ttl !== ttl || !isSingleWriter(items[i])) return false;
+  return true;
 }
 
 /** One script call of a batched renewal: the items it renews (indexes), its script, KEYS and ARGV, its parser. */
