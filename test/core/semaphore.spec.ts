@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Lock, LockBusyError, Redlock } from '../../lib';
+import { InvalidArgumentError, type Lock, LockBusyError, PermitCountMismatchError, Redlock } from '../../lib';
 import { useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
 import { NodeCalls } from './node-calls';
@@ -48,10 +48,39 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     expect((error as Error).message).toMatch(
       /Cannot take one of 5 permits of "sem:n": on 127\.0\.0\.1:\d+ 2 permits are recorded there/,
     );
-    // Nothing was taken by the refused call: both permits' keys belong to `a` or are free.
-    const values = await valuesOnNodes(redisNodes, `redlock:{sem:n}#${1 - lock.permit!}`);
-    expect(values).toEqual([null, null, null]);
+    // Nothing was taken by the refused call, though its first attempt went out with the read (and won, when
+    // it tried a permit `a` does not hold): every permit's keys belong to `a` or are free.
+    for (let slot = 0; slot < 5; slot++) {
+      const values = await valuesOnNodes(redisNodes, `redlock:{sem:n}#${slot}`);
+      expect(values).toEqual(Array(3).fill(slot === lock.permit ? lock.value : null));
+    }
     await lock.release();
+  });
+
+  it('refused for another number of permits after its first attempt won: that permit is released first', async () => {
+    const a = await redlockOn(redisNodes);
+    // b tries permit 4 with its read (random 0.9 of 5), which a, holding one of 2, never touches.
+    const b = new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0.9 });
+    try {
+      await b.connect();
+      const lock = await a.acquire('sem:won', { permits: 2 });
+      const calls = new NodeCalls(b.nodes);
+      const granted: boolean[] = [];
+      for (const node of b.nodes) {
+        const acquire = node.acquire.bind(node);
+        node.acquire = (request) => {
+          return acquire(request).then((reply) => (granted.push(reply.outcome === 'acquired'), reply));
+        };
+      }
+      await expect(b.acquire('sem:won', { permits: 5 })).rejects.toBeInstanceOf(PermitCountMismatchError);
+      // The scenario happened: permit 4 was granted on every node before the read refused the call.
+      expect(granted).toEqual([true, true, true]);
+      await calls.idle();
+      expect(await valuesOnNodes(redisNodes, 'redlock:{sem:won}#4')).toEqual([null, null, null]);
+      await lock.release();
+    } finally {
+      await b.quit();
+    }
   });
 
   it('a permit is a lock like any other: extended, held in using(), fenced per resource', async () => {
@@ -96,7 +125,7 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   }
 
   it.each(['readPermits()', 'inspect() on nodes without readPermits()'])(
-    'one round: the permit the nodes read free is the one tried (63 of 64 held: one attempt), read by %s',
+    'the permit the nodes read free is the one tried next (63 of 64 held); the one won last goes with the read, read by %s',
     async (how) => {
       const holder = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
       const caller = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
@@ -108,9 +137,35 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
         const seen = countInFlight(caller);
         const lock = await caller.acquire('sem:wide', { permits: 64 });
         expect(lock.permit).toBe(free);
-        // One permit asked, on each of the 3 nodes (trying them one by one: up to 64 × 3 calls in a row).
-        expect(seen).toEqual({ most: 3, sent: 3 });
-        await Promise.all([lock, ...held].map((one) => one.release()));
+        // The random permit tried with the read, then the one read free: one permit at a time, on each of the
+        // 3 nodes (trying them one by one: up to 64 × 3 calls in a row).
+        expect(seen).toEqual({ most: 3, sent: 6 });
+        // Taken again by the same instance: the permit it won last goes out with the read, and is free.
+        await lock.release();
+        const again = countInFlight(caller);
+        // Each acquire is sent while that node's read is still unanswered: one round trip.
+        let readsOut = 0;
+        const sentDuringRead: boolean[] = [];
+        for (const node of caller.nodes) {
+          for (const method of ['readPermits', 'inspect'] as const) {
+            const original = node[method]?.bind(node) as ((...args: never[]) => Promise<unknown>) | undefined;
+            if (!original) continue;
+            (node as unknown as Record<string, unknown>)[method] = (...args: never[]) => {
+              readsOut++;
+              return original(...args).finally(() => readsOut--);
+            };
+          }
+          const acquire = node.acquire.bind(node);
+          node.acquire = (request) => {
+            sentDuringRead.push(readsOut > 0);
+            return acquire(request);
+          };
+        }
+        const second = await caller.acquire('sem:wide', { permits: 64 });
+        expect(second.permit).toBe(free);
+        expect(again).toEqual({ most: 3, sent: 3 });
+        expect(sentDuringRead).toEqual([true, true, true]);
+        await Promise.all([second, ...held].map((one) => one.release()));
       } finally {
         await Promise.all([holder.quit(), caller.quit()]);
       }

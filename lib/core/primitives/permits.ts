@@ -35,11 +35,12 @@ export type PermitResult = AcquisitionResult & {
 /**
  * A counting semaphore over the quorum (docs/DESIGN.md §14): `permits` slots, each an exclusive lock of its
  * own (`acquireWithRetries`, one attempt per slot per round, each with its own owner value), so at most
- * `permits` holders exist at once for the same reason the mutex has at most one. A round tries one slot,
- * chosen at random (which spreads contenders), and when it is busy every other slot at once: one more round
- * trip, not one per busy slot. Slots won beyond the first are released (owner-checked). When every slot is
- * taken the acquisition waits for a release announcement on any slot, or the shortest holder ttl, or a backoff,
- * within `wait`.
+ * `permits` holders exist at once for the same reason the mutex has at most one. The first round sends the
+ * semaphore's read together with an attempt on the slot this instance won last (else a random one); a round
+ * then tries one slot the read found free (from a random one), and when it is busy every other slot at once:
+ * one more round trip, not one per busy slot. Slots won beyond the first are released (owner-checked). When
+ * every slot is taken the acquisition waits for a release announcement on any slot, or the shortest holder
+ * ttl, or a backoff, within `wait`.
  */
 export async function acquirePermit(
   plan: AcquirePlan,
@@ -54,26 +55,25 @@ export async function acquirePermit(
   const base = request.keys[0];
   const slots = Array.from({ length: permits }, (_, slot) => permitKey(base, slot));
   const read = () => readSemaphore(plan, base, slots, permits, request.ttl, resources);
-  let free = await read();
   let waiter: ReleaseWaiter | undefined;
-  const tries = { attempts: 0 };
+  const shared: SlotTries = { plan, resources, request, slots, signal, tries: { attempts: 0 } };
+  const { tries } = shared;
+  // The first read goes out with an attempt on the permit this instance won last (or a random one): one round
+  // trip when that permit is free, which is what a process looping on a semaphore finds.
+  const guess = guessedPermit(plan, base, permits);
+  const opening = await firstRound(shared, guess, read);
+  let free = opening.free;
   try {
     for (let round = 1; ; round++) {
       if (round > 1) free = await read();
-      const [first, ...others] = roundOrder(permits, free, plan.random);
-      let outcome = await trySlots(plan, resources, request, [first], slots, signal, tries);
-      if (outcome.won === undefined && others.length > 0) {
-        const rest = await trySlots(plan, resources, request, others, slots, signal, tries);
-        outcome = {
-          ...rest,
-          busy: rest.busy ?? outcome.busy,
-          holderTtl: minTtl(outcome.holderTtl, rest.holderTtl),
-        };
-      }
+      const order = roundOrder(permits, free, plan.random);
+      const outcome = await roundOutcome(shared, order, round === 1 ? { guess, ...opening } : undefined);
       const { won, busy, failure, holderTtl } = outcome;
       const attempts = tries.attempts;
-      if (won)
+      if (won) {
+        rememberPermit(plan, base, won.slot);
         return { ...won.result, attempts, permit: won.slot, keys: [slots[won.slot]], ...wakesOf(waiter) };
+      }
       // Every permit is held (busy wins over unavailable: a quorum answered for those slots).
       const last = busy ?? failure!;
       const elapsed = clock.now() - began;
@@ -95,6 +95,105 @@ export async function acquirePermit(
   } finally {
     waiter?.close();
   }
+}
+
+/** A round's outcome; in the first, the opening's attempt on `guess` counts as its first permit tried. */
+function roundOutcome(
+  shared: SlotTries,
+  order: readonly number[],
+  opening: { guess: number; free: Set<number> | undefined; outcome: SlotsOutcome } | undefined,
+): Promise<SlotsOutcome> {
+  if (!opening) return tryRound(shared, order, undefined, true);
+  if (opening.outcome.won) return Promise.resolve(opening.outcome);
+  // Nothing read free: the guess was this round's random first, so every other permit at once.
+  const others = order.filter((slot) => slot !== opening.guess);
+  return tryRound(shared, others, opening.outcome, opening.free !== undefined);
+}
+
+/** What every attempt of one permit acquisition shares. */
+interface SlotTries {
+  readonly plan: AcquirePlan;
+  readonly resources: readonly string[];
+  readonly request: AcquireRequest;
+  readonly slots: readonly string[];
+  readonly signal: AbortSignal | undefined;
+  readonly tries: { attempts: number };
+}
+
+/**
+ * One round over `order`: its first permit alone (`firstAlone`), then, unless that won, every other one at once
+ * (one more round trip, not one per busy permit). `before`: what an attempt earlier in the round gave.
+ */
+async function tryRound(
+  { plan, resources, request, slots, signal, tries }: SlotTries,
+  order: readonly number[],
+  before: SlotsOutcome | undefined,
+  firstAlone: boolean,
+): Promise<SlotsOutcome> {
+  if (order.length === 0) return before!;
+  if (!firstAlone)
+    return merged(before, await trySlots(plan, resources, request, order, slots, signal, tries));
+  const [first, ...others] = order;
+  let outcome = merged(before, await trySlots(plan, resources, request, [first], slots, signal, tries));
+  if (outcome.won === undefined && others.length > 0)
+    outcome = merged(outcome, await trySlots(plan, resources, request, others, slots, signal, tries));
+  return outcome;
+}
+
+/** A later outcome of the same round, with the earlier one's busy answer and shortest ttl kept. */
+function merged(earlier: SlotsOutcome | undefined, later: SlotsOutcome): SlotsOutcome {
+  if (!earlier || later.won) return later;
+  return {
+    ...later,
+    busy: later.busy ?? earlier.busy,
+    failure: later.failure ?? earlier.failure,
+    holderTtl: minTtl(earlier.holderTtl, later.holderTtl),
+  };
+}
+
+/**
+ * The first round: the semaphore's read and an attempt on `guess`, sent together. A permit won there is kept
+ * only once the read found the same number of permits recorded: when it did not, the permit is released
+ * (owner-checked) before the call fails with the read's error — it was never handed out.
+ */
+async function firstRound(
+  { plan, resources, request, slots, signal, tries }: SlotTries,
+  guess: number,
+  read: () => Promise<Set<number> | undefined>,
+): Promise<{ free: Set<number> | undefined; outcome: SlotsOutcome }> {
+  const [reading, tried] = await Promise.allSettled([
+    read(),
+    trySlots(plan, resources, request, [guess], slots, signal, tries),
+  ]);
+  if (reading.status === 'rejected') {
+    if (tried.status === 'fulfilled' && tried.value.won) {
+      const { result } = tried.value.won;
+      result.claim.abandoned = true;
+      await releaseOnAll(plan, [slots[guess]], result.owner);
+    }
+    throw reading.reason;
+  }
+  if (tried.status === 'rejected') throw tried.reason;
+  return { free: reading.value, outcome: tried.value };
+}
+
+/** The permit each instance won last, per semaphore (its permit-0 key): a hint, at most this many kept. */
+const lastWon = new WeakMap<AcquirePlan, Map<string, number>>();
+const HINTS_KEPT = 1_024;
+
+/** The permit to try with the first read: the one this instance won last, else one at random. */
+function guessedPermit(plan: AcquirePlan, base: string, permits: number): number {
+  const last = lastWon.get(plan)?.get(base);
+  return last !== undefined && last < permits ? last : Math.floor(plan.random() * permits);
+}
+
+function rememberPermit(plan: AcquirePlan, base: string, slot: number): void {
+  let hints = lastWon.get(plan);
+  if (!hints) lastWon.set(plan, (hints = new Map()));
+  hints.delete(base);
+  hints.set(base, slot);
+  // The oldest hint goes first (a Map keeps insertion order).
+  if (hints.size > HINTS_KEPT) hints.delete(hints.keys().next().value!);
 }
 
 /**
