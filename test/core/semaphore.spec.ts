@@ -127,13 +127,17 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   it.each(['readPermits()', 'inspect() on nodes without readPermits()'])(
     'the permit the nodes read free is the one tried next (63 of 64 held); the one won last goes with the read, read by %s',
     async (how) => {
-      const holder = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
-      const caller = new Redlock(redisNodes.urls, { logger: false, restartGuard: false });
+      // random 0 for both: the holder takes permits 0–62 in order, the caller's first guess is permit 0 (held).
+      const make = () =>
+        new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0 });
+      const holder = make();
+      const caller = make();
       if (how !== 'readPermits()') for (const node of caller.nodes) node.readPermits = undefined;
       try {
         const held: Lock[] = [];
         for (let i = 0; i < 63; i++) held.push(await holder.acquire('sem:wide', { permits: 64 }));
         const free = [...Array(64).keys()].find((slot) => !held.some((lock) => lock.permit === slot));
+        expect(free).toBe(63);
         const seen = countInFlight(caller);
         const lock = await caller.acquire('sem:wide', { permits: 64 });
         expect(lock.permit).toBe(free);

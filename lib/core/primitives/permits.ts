@@ -305,9 +305,10 @@ interface SemaphoreReading {
 
 /**
  * Reads the semaphore on every node in one call each (`readPermits`; `limit` and `inspect` from a node
- * without it): records the number of permits where none is recorded, refuses the call when a node had another
- * one recorded (callers that disagree would otherwise each admit their own number of holders; the record lives
- * at least as long as the last acquisition's ttl), and answers which permits a quorum read free — a round
+ * without it), until a quorum answered with this number: records the number of permits where none is recorded,
+ * refuses the call when a node that answered had another one recorded (callers that disagree would otherwise
+ * each admit their own number of holders; the record lives at least as long as the last acquisition's ttl),
+ * and answers which permits the answers read free — a round
  * tries those first, so that one busy permit after another is not tried in vain. A hint only: a permit read
  * free may be taken before the attempt, which decides as always. Undefined when fewer than a quorum could tell.
  */
@@ -327,7 +328,9 @@ async function readSemaphore(
       node.readPermits
         ? callNode(node, 'readPermits', () => node.readPermits!(key, slots, permits, ttl))
         : readApart(node, key, slots, permits, ttl),
-    { needed: plan.nodes.length, isYes: () => true, waitForAll: true },
+    // A quorum of nodes with this number suffices: two callers with different numbers cannot both find their
+    // own on a quorum (quorums intersect, and a node keeps the first number recorded while it is used).
+    { needed: plan.quorum, isYes: (reading) => reading.limit === permits },
     (node, reading) => checkedReading(node, reading, slots.length),
   );
   const reads: (readonly boolean[])[] = [];
