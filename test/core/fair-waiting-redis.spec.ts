@@ -117,8 +117,12 @@ describe('fair waiting on real nodes', () => {
     await Promise.all(calls);
     expect(order).toEqual(names);
     // The last one learnt it was fifth, and moved up (not necessarily by every step: it attempts on wake-ups).
+    // A place may come back up by one for a moment: the waiter ahead, granted on two nodes, is still queued on
+    // the third until its clear-intent (not awaited by the grant) lands there, and a refusal answered by one
+    // node of each kind reads the later place (the quorum's).
     expect(lastPlaces[0]).toBe(5);
-    expect(lastPlaces).toEqual([...lastPlaces].sort((a, b) => b - a));
+    expect(lastPlaces.filter((place, i) => i > 0 && place > lastPlaces[i - 1] + 1)).toEqual([]);
+    expect(Math.min(...lastPlaces)).toBeLessThan(5);
     expect(await leftovers()).toEqual([]);
   });
 });
