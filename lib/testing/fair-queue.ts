@@ -1,5 +1,5 @@
 import type { AcquireRequest } from '../core';
-import type { Keyspace, SortedSetEntry } from './keyspace';
+import type { Keyspace, SortedSetEntry, StringEntry } from './keyspace';
 import type { PubSub } from './pub-sub';
 
 /** How many dead tickets one call prunes by expiry, and how many dead heads it skips (the script's 32). */
@@ -88,23 +88,26 @@ export class FairQueueModel {
     for (let i = 0; i < n; i++) {
       this.keyspace.removeMember(keys[i], ticket);
       this.keyspace.removeMember(keys[n + i], ticket);
-      const marker = this.keyspace.get(keys[2 * n + i]);
       const turn = this.readTurn(keys[2 * n + i]);
-      if (marker && turn && !turn.granted && turn.owner === ticket && nowMs < turn.ends) {
+      if (turn && !turn.granted && turn.owner === ticket && nowMs < turn.ends) {
         // SET with the PTTL it had: the same expiry.
-        marker.value = `${Math.round(turn.ends)}:g:${ticket}`;
-        marker.writtenAt = this.now();
+        turn.marker.value = `${Math.round(turn.ends)}:g:${ticket}`;
+        turn.marker.writtenAt = this.now();
       }
     }
   }
 
   /** `read_turn`: the marker's end, whether granted, its ticket; a bare number is nobody's turn. */
-  private readTurn(marker: string): { ends: number; granted: boolean; owner: string } | undefined {
-    const value = this.keyspace.get(marker)?.value;
-    if (value === undefined) return undefined;
-    const parts = /^(-?\d+):([tg]):([\s\S]*)$/.exec(value);
-    if (parts) return { ends: Number(parts[1]), granted: parts[2] === 'g', owner: parts[3] };
-    return /^-?\d+(\.\d+)?$/.test(value) ? { ends: Number(value), granted: false, owner: '' } : undefined;
+  private readTurn(
+    key: string,
+  ): { ends: number; granted: boolean; owner: string; marker: StringEntry } | undefined {
+    const marker = this.keyspace.get(key);
+    if (marker === undefined) return undefined;
+    const parts = /^(-?\d+):([tg]):([\s\S]*)$/.exec(marker.value);
+    if (parts) return { ends: Number(parts[1]), granted: parts[2] === 'g', owner: parts[3], marker };
+    return /^-?\d+(\.\d+)?$/.test(marker.value)
+      ? { ends: Number(marker.value), granted: false, owner: '', marker }
+      : undefined;
   }
 
   /** CLEAR_INTENT's queue part: the ticket leaves each queue (each removal announced) and its turns end; how many. */
@@ -119,9 +122,7 @@ export class FairQueueModel {
         pubSub.announceRelease(queueKeys[i].slice(0, -6));
       }
       // A turn of this ticket ends with it.
-      const turn = this.keyspace.get(queueKeys[2 * n + i])?.value;
-      if (turn !== undefined && /^-?\d+:[tg]:([\s\S]*)$/.exec(turn)?.[1] === ticket)
-        this.keyspace.delete(queueKeys[2 * n + i]);
+      if (this.readTurn(queueKeys[2 * n + i])?.owner === ticket) this.keyspace.delete(queueKeys[2 * n + i]);
     }
     return cleared;
   }
