@@ -89,6 +89,32 @@ describe('NodeClocks: a node whose wall clock stepped', () => {
     expect(steps).toEqual([]);
   });
 
+  it("a slow answer after a quick one does not blur the quick one's bracket: a later step is seen", () => {
+    // Found by the simulation (clock-steps, seed 1968265680): a request queued 42 ms at a paused node became the
+    // latest sample, and its 42 ms bracket hid a 17 ms forward step from the next quick answer.
+    const run = (stepMs: number) => {
+      answer('busy', 0, 0.2);
+      clock.time += 3;
+      const slowSent = clock.time;
+      clock.time += 42;
+      const slow = clocks.judge(
+        'n1',
+        { outcome: 'busy', holderTtl: 9, time: EPOCH + clock.time },
+        slowSent,
+        500,
+      );
+      clock.time += 10;
+      return [slow.outcome, answer('acquired', stepMs, 0.2, 500).outcome];
+    };
+    expect(run(17)).toEqual(['busy', 'stepped']);
+    expect(steps).toEqual([{ node: 'n1', step: expect.any(Number) }]);
+    expect(steps[0].step).toBeGreaterThanOrEqual(17 - 2 * CLOCK_SLACK);
+    // Negative control: the same answers without the step are no step.
+    clocks = new NodeClocks(clock, new RedlockEvents());
+    steps = [];
+    expect(run(0)).toEqual(['busy', 'acquired']);
+  });
+
   it('an answer to an older request is checked but does not replace the latest sample', () => {
     const oldSent = clock.time;
     clock.time += 50;

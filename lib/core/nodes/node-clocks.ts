@@ -51,10 +51,10 @@ export interface NodeClockReport {
 
 /**
  * Detects a node whose wall clock stepped (docs/DESIGN.md §17). Per node it keeps the offset between the
- * server's `TIME` and this instance's monotonic clock, from the latest sample (not the best): each acquire
- * reply carries the server's `TIME`, read between the request's send and its answer's receipt, so the offset
- * is known within that round trip. When a new sample's bracket lies further from the last one than drift can
- * explain ({@link CLOCK_DRIFT_RATE} × the time between them + {@link CLOCK_SLACK}), the clock stepped: a
+ * server's `TIME` and this instance's monotonic clock as an interval: each acquire reply carries the server's
+ * `TIME`, read between the request's send and its answer's receipt, so the offset is known within that round
+ * trip — and, while no step is seen, within the last interval widened by drift too (their overlap is kept).
+ * When a new sample's bracket lies further from the last one than drift can explain ({@link CLOCK_DRIFT_RATE} × the time between them + {@link CLOCK_SLACK}), the clock stepped: a
  * `clock-step` event names the node and the step, and its grants do not count for the window, as after a
  * restart (its keys may have expired early while another owner still holds a quorum).
  */
@@ -97,8 +97,10 @@ export class NodeClocks {
     const step = forward > allowance ? forward : back > allowance ? -back : 0;
     // An answer to an older request (another connection, a re-send) is checked but does not become the latest.
     if (sent >= last.sent) {
-      last.lo = lo;
-      last.hi = hi;
+      // No step: the offset lies in both brackets (the last one widened by the allowance). Kept as their
+      // overlap, so a slow answer's wide bracket does not blur a narrow one, in which a later step would hide.
+      last.lo = step === 0 ? Math.max(lo, last.lo - allowance) : lo;
+      last.hi = step === 0 ? Math.min(hi, last.hi + allowance) : hi;
       last.sent = sent;
     }
     if (step !== 0) {
