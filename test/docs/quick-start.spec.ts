@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { valuesOnNodes } from '../nest/helpers';
 import { buildLibrary } from '../package/packed-package';
-import { RedisNodes, eventually, freePort, startRedisNodes, nodeUptimes, waitForNodeAge } from '../support';
+import { RedisNodes, freePort, startRedisNodes, nodeUptimes, waitForNodeAge } from '../support';
 import {
   NEST_CLI_COMPILER_OPTIONS,
   Snippet,
@@ -133,13 +133,17 @@ function runNode(file: string, started: (child: ChildProcess) => void = () => un
  * Collects what Nest logs at warn and error level (the apps' Redlock logger is Nest's), and debug lines in
  * `quiet` when given (a method's second skipped tick in a row is said at debug level).
  */
-function capturingLogger(lines: string[], quiet?: string[]): LoggerService {
+function capturingLogger(lines: string[], quiet?: string[], logged?: () => void): LoggerService {
+  const push = (to: string[] | undefined, line: string) => {
+    to?.push(line);
+    logged?.();
+  };
   return {
     log: () => undefined,
-    debug: (message: unknown) => quiet?.push(`debug: ${String(message)}`),
+    debug: (message: unknown) => push(quiet, `debug: ${String(message)}`),
     verbose: () => undefined,
-    warn: (message: unknown) => lines.push(`warn: ${String(message)}`),
-    error: (message: unknown) => lines.push(`error: ${String(message)}`),
+    warn: (message: unknown) => push(lines, `warn: ${String(message)}`),
+    error: (message: unknown) => push(lines, `error: ${String(message)}`),
   };
 }
 
@@ -228,9 +232,13 @@ describe("README's quick start, run against 3 real nodes", () => {
     const recorder = await recordKeyEvents(nodes);
     const logged: string[] = [];
     const quiet: string[] = [];
+    // Checked at each line logged: resolves a wait for a line (see the cron part below).
+    let onLine = () => undefined as void;
     try {
       for (let i = 0; i < 2; i++) {
-        const app = await NestFactory.create(AppModule, { logger: capturingLogger(logged, quiet) });
+        const app = await NestFactory.create(AppModule, {
+          logger: capturingLogger(logged, quiet, () => onLine()),
+        });
         apps.push(app);
         await app.init();
       }
@@ -321,7 +329,11 @@ describe("README's quick start, run against 3 real nodes", () => {
         // votes that stayed split (warn, after the instance looked for a holder: it may come a moment later).
         const why = /nightly.*(skipped this tick: |did not run this tick here: )/;
         const said = () => [...logged, ...quiet].filter((line) => why.test(line));
-        expect(await eventually(() => said().length >= 1, 5_000)).toBe(true);
+        await new Promise<void>((resolve) => {
+          onLine = () => void (said().length >= 1 && resolve());
+          onLine();
+        });
+        onLine = () => undefined;
         const skipped = said();
         logged.splice(0, logged.length, ...logged.filter((line) => !skipped.includes(line)));
         quiet.length = 0;
