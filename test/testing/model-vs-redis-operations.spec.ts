@@ -159,11 +159,11 @@ class OperationsDiff {
         ...(fair && { queueKeys: queueKeysOf(keys), waited: this.rng.int(0, 500) }),
       };
       const raw = await this.eval(ACQUIRE_SCRIPT, acquireCall(request, '', false));
-      return [
-        acquireReplyOf('redis', raw, request.fenceKeys.length > 0),
-        this.model.acquire(request),
-        request,
-      ];
+      const real = acquireReplyOf('redis', raw, request.fenceKeys.length > 0);
+      // The model at the script's own clock reading: a turn that ended between the TIME read before and the
+      // script (a round trip later; tens of ms on a loaded host) must not make the two disagree.
+      if ('time' in real && typeof real.time === 'number') this.nowMs = real.time;
+      return [real, this.model.acquire(request), request];
     }
     if (kind === 'release') {
       const read = this.rng.chance(0.5) ? readers : undefined;
