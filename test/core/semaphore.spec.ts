@@ -209,6 +209,48 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     }
   });
 
+  it("a semaphore's read and the attempt sent with it go to each node in one write", async () => {
+    // Socket writes by this process, counted while `fn` runs (every connection: only the caller's are busy).
+    const net = require('node:net') as typeof import('node:net');
+    const proto = net.Socket.prototype as unknown as {
+      _writeGeneric(writev: boolean, ...rest: unknown[]): unknown;
+    };
+    const writesDuring = async (fn: () => Promise<unknown>) => {
+      const original = proto._writeGeneric;
+      const writes: boolean[] = [];
+      proto._writeGeneric = function (this: unknown, writev: boolean, ...rest: unknown[]) {
+        writes.push(writev);
+        return original.call(this, writev, ...rest);
+      };
+      try {
+        await fn();
+      } finally {
+        proto._writeGeneric = original;
+      }
+      return writes;
+    };
+    const caller = await redlockOn(redisNodes);
+    // Taken once: the next call's first round sends its read with an attempt on that permit, which is free.
+    await (await caller.acquire('sem:one-write', { permits: 8 })).release();
+    let lock!: Lock;
+    const together = await writesDuring(
+      async () => (lock = await caller.acquire('sem:one-write', { permits: 8 })),
+    );
+    expect(together).toEqual([true, true, true]);
+    await lock.release();
+    // Negative control: the same two calls to each node in two turns are two writes each.
+    const [key, permitKeys] = [
+      'redlock:{sem:one-write}#permits',
+      [...Array(8).keys()].map((i) => `redlock:{sem:one-write}#${i}`),
+    ];
+    const apart = await writesDuring(async () => {
+      await Promise.all(caller.nodes.map((node) => node.readPermits!(key, permitKeys, 8, 1_000)));
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all(caller.nodes.map((node) => node.release([permitKeys[0]], 'nobody')));
+    });
+    expect(apart).toEqual([false, false, false, false, false, false]);
+  });
+
   it('refuses permits over several resources', async () => {
     const redlock = await redlockOn(redisNodes);
     await expect(redlock.acquire(['a', 'b'], { permits: 2 })).rejects.toThrow(

@@ -54,6 +54,23 @@ export class CommandBatcher {
   }
 
   /**
+   * {@link call}, written to the socket together with the calls made after it in this turn of the event loop
+   * (and its microtasks): one system call for all instead of one each. For a call the core sends with others.
+   */
+  callWithTurn(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    const stream = (this.client as { stream?: { cork?(): void; uncork?(): void } }).stream;
+    if (!this.batching || this.client.status !== 'ready' || !stream?.cork || !stream.uncork)
+      return this.call(script, keys, args);
+    stream.cork();
+    process.nextTick(() => stream.uncork!());
+    return this.call(script, keys, args);
+  }
+
+  /**
    * True while a command re-sent after NOSCRIPT is in flight or its answer is being handled: it ran after
    * commands that were sent later, so send order no longer says what order the node ran them in.
    */

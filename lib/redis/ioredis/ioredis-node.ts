@@ -141,6 +141,12 @@ export class IoredisLockNode extends ScriptLockNode {
     if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
     return this.commands.call(script, call.keys, call.args);
   }
+
+  protected override runWithTurn(script: LuaScript, call: ScriptCall): Promise<unknown> {
+    const status = this.client.status;
+    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
+    return this.commands.callWithTurn(script, call.keys, call.args);
+  }
 }
 
 /** `host:port` of an ioredis client, for messages and duplicate detection. */

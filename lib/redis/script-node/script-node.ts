@@ -94,6 +94,13 @@ export abstract class ScriptLockNode implements LockNode {
 
   /** Sends one script call (EVALSHA, EVAL after NOSCRIPT); rejects, never queues, when not connected. */
   protected abstract run(script: LuaScript, call: ScriptCall): Promise<unknown>;
+  /**
+   * {@link run}, for a call the core sends together with others (a semaphore's read and its attempt, §14): an
+   * adapter that can may put them on the wire in one write.
+   */
+  protected runWithTurn(script: LuaScript, call: ScriptCall): Promise<unknown> {
+    return this.run(script, call);
+  }
   /** INFO server of the server behind the connection (not called for a Cluster). */
   protected abstract info(): Promise<string>;
   /** Rejects when the client cannot be asked now; resolves once it answered a PING. */
@@ -220,7 +227,7 @@ export abstract class ScriptLockNode implements LockNode {
     permits: number,
     ttl: number,
   ): Promise<PermitsReading> {
-    return this.run(READ_PERMITS_SCRIPT, readPermitsCall(key, permitKeys, permits, ttl)).then((raw) =>
+    return this.runWithTurn(READ_PERMITS_SCRIPT, readPermitsCall(key, permitKeys, permits, ttl)).then((raw) =>
       readPermitsReplyOf(this.name, raw, permitKeys.length),
     );
   }
