@@ -62,6 +62,13 @@ export async function acquirePermit(
   // trip when that permit is free, which is what a process looping on a semaphore finds.
   const guess = guessedPermit(plan, base, permits);
   const opening = await firstRound(shared, guess, read);
+  const granted = (won: NonNullable<SlotsOutcome['won']>): PermitResult => {
+    rememberPermit(plan, base, won.slot);
+    const wakes = wakesOf(waiter);
+    return { ...won.result, attempts: tries.attempts, permit: won.slot, keys: [slots[won.slot]], ...wakes };
+  };
+  // The permit tried with the read was free: nothing else to order or try.
+  if (opening.outcome.won) return granted(opening.outcome.won);
   let free = opening.free;
   try {
     for (let round = 1; ; round++) {
@@ -70,10 +77,7 @@ export async function acquirePermit(
       const outcome = await roundOutcome(shared, order, round === 1 ? { guess, ...opening } : undefined);
       const { won, busy, failure, holderTtl } = outcome;
       const attempts = tries.attempts;
-      if (won) {
-        rememberPermit(plan, base, won.slot);
-        return { ...won.result, attempts, permit: won.slot, keys: [slots[won.slot]], ...wakesOf(waiter) };
-      }
+      if (won) return granted(won);
       // Every permit is held (busy wins over unavailable: a quorum answered for those slots).
       const last = busy ?? failure!;
       const elapsed = clock.now() - began;
@@ -97,14 +101,16 @@ export async function acquirePermit(
   }
 }
 
-/** A round's outcome; in the first, the opening's attempt on `guess` counts as its first permit tried. */
+/**
+ * A round's outcome; in the first (whose opening did not win), the opening's attempt on `guess` counts as its
+ * first permit tried.
+ */
 function roundOutcome(
   shared: SlotTries,
   order: readonly number[],
   opening: { guess: number; free: Set<number> | undefined; outcome: SlotsOutcome } | undefined,
 ): Promise<SlotsOutcome> {
   if (!opening) return tryRound(shared, order, undefined, true);
-  if (opening.outcome.won) return Promise.resolve(opening.outcome);
   // Nothing read free: the guess was this round's random first, so every other permit at once.
   const others = order.filter((slot) => slot !== opening.guess);
   return tryRound(shared, others, opening.outcome, opening.free !== undefined);
