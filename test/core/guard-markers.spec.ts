@@ -68,7 +68,7 @@ describe('restart-guard markers holding data that is not ours (3 real nodes)', (
   });
 
   it('also before the client learnt the run_id, and for the data-age marker in portable mode', async () => {
-    const [admin] = nodes.nodes.map((node) => node.redis());
+    const admin = nodes.nodes[0].redis();
     try {
       await admin.set('redlock:!boot', 'not a marker');
       await admin.rpush('redlock:!boot:since', 'a', 'list');
