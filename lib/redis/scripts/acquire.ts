@@ -220,9 +220,9 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
  * with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value, ARGV[2]: ttl in
  * ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence counters,
  * ARGV[6]: the first {@link RUN_ID_PREFIX} characters of the server's run_id as the client last learnt it (''
- * if unknown or the guard is off), ARGV[7]: 1 when the client knows INFO is not readable here (denied by ACL, unsupported in
+ * if unknown), ARGV[7]: 1 when the client knows INFO is not readable here (denied by ACL, unsupported in
  * scripts, or without a run_id), 2 when the INFO that told the client the run_id also said the server had been
- * up for at least the window (ARGV[4]), else 0 (also with the guard off), ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
+ * up for at least the window (ARGV[4]), else 0, ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
  * 'r' (a reader), ARGV[9]: the acquisition's intent id, or '' on its first attempt (the intent id is then
  * this attempt's owner value, and no earlier attempt can have left an intent to clear: every attempt has its
  * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; only the
@@ -309,9 +309,8 @@ export function acquireCall(
     keys.length,
     guardWindow,
     fencing ? 1 : 0,
-    // Read by the script only inside the restart guard: with it off, '' and 0 (17 bytes fewer per node).
-    guardWindow > 0 ? runId.slice(0, RUN_ID_PREFIX) : '',
-    guardWindow > 0 ? guardMode(runId, noInfo, runUptime, guardWindow) : 0,
+    runId.slice(0, RUN_ID_PREFIX),
+    noInfo ? 1 : runId !== '' && runUptime >= guardWindow ? 2 : 0,
   ];
   if (rw) {
     // The first attempt's intent id is its own owner value: sent as '' (44 bytes fewer, and no intent to clear).
@@ -320,11 +319,6 @@ export function acquireCall(
     if (fair) args.push(1, request.waited ?? 0);
   }
   return { keys: all, args };
-}
-
-/** ARGV[7]: 1 when INFO is not readable here, 2 when the server was up for the window when its INFO was read. */
-function guardMode(runId: string, noInfo: boolean, runUptime: number, guardWindow: number): number {
-  return noInfo ? 1 : runId !== '' && runUptime >= guardWindow ? 2 : 0;
 }
 
 /**
