@@ -54,7 +54,8 @@ export interface NodeClockReport {
  * server's `TIME` and this instance's monotonic clock as an interval: each acquire reply carries the server's
  * `TIME`, read between the request's send and its answer's receipt, so the offset is known within that round
  * trip — and, while no step is seen, within the last interval widened by drift too (their overlap is kept).
- * When a new sample's bracket lies further from the last one than drift can explain ({@link CLOCK_DRIFT_RATE} × the time between them + {@link CLOCK_SLACK}), the clock stepped: a
+ * When a new sample's bracket lies further from the last one than drift can explain ({@link CLOCK_DRIFT_RATE}
+ * × the time between them + {@link CLOCK_SLACK}), the clock stepped: a
  * `clock-step` event names the node and the step, and its grants do not count for the window, as after a
  * restart (its keys may have expired early while another owner still holds a quorum).
  */

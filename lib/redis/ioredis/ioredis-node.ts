@@ -135,17 +135,21 @@ export class IoredisLockNode extends ScriptLockNode {
     await channels;
   }
 
-  /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */
   protected run(script: LuaScript, call: ScriptCall): Promise<unknown> {
-    const status = this.client.status;
-    if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
-    return this.commands.call(script, call.keys, call.args);
+    return this.send(script, call, false);
   }
 
   protected override runWithTurn(script: LuaScript, call: ScriptCall): Promise<unknown> {
+    return this.send(script, call, true);
+  }
+
+  /** Rejects (never throws) when the client is not ready, so callers can rely on a promise. */
+  private send(script: LuaScript, call: ScriptCall, withTurn: boolean): Promise<unknown> {
     const status = this.client.status;
     if (status !== 'ready') return Promise.reject(new NodeNotConnectedError(status, !this.everReady));
-    return this.commands.callWithTurn(script, call.keys, call.args);
+    return withTurn
+      ? this.commands.callWithTurn(script, call.keys, call.args)
+      : this.commands.call(script, call.keys, call.args);
   }
 }
 
