@@ -88,7 +88,7 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
       const [host, port] = (await client.call('SENTINEL', 'get-master-addr-by-name', name)) as string[];
       return `${host}:${port}`;
     } finally {
-      client.disconnect();
+      await disconnected(client);
     }
   };
   // Ready once it listens (it logs +monitor for the primary after binding its port) and has seen the replica
@@ -119,7 +119,7 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
           await commands.ran(([command]) => command === 'info');
         } finally {
           commands.close();
-          client.disconnect();
+          await disconnected(client);
         }
       }
       // +switch-master <name> <old ip> <old port> <new ip> <new port>: logged as it switches (it reports the
@@ -138,4 +138,12 @@ export async function startSentinelSet(name = 'lockprimary'): Promise<SentinelSe
       await primary.stop();
     },
   };
+}
+
+/** Disconnects `client` and resolves once its socket closed: no connection of the harness outlives its use. */
+async function disconnected(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  client.disconnect();
+  await ended;
 }

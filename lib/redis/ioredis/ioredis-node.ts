@@ -3,6 +3,7 @@ import { CommandBatcher } from './command-batcher';
 import {
   isClusterClient,
   quitClient,
+  SentinelWatch,
   waitForReady,
   ioredisChannels,
   NodeChannels,
@@ -70,6 +71,8 @@ export class IoredisLockNode extends ScriptLockNode {
     this.learnRunId();
   };
   private readonly onClose = () => this.forgetRunId();
+  /** A Sentinel-managed client's connections to its sentinels, closed with it (only a client of the library's). */
+  private readonly sentinels: SentinelWatch | undefined;
 
   /**
    * @param owned the library created the client (offline queue and command replay off, ioredis
@@ -90,6 +93,7 @@ export class IoredisLockNode extends ScriptLockNode {
     client.on('ready', this.onReady);
     client.on('close', this.onClose);
     if (client.status === 'ready') this.onReady();
+    this.sentinels = owned ? SentinelWatch.of(client) : undefined;
   }
 
   protected info(): Promise<string> {
@@ -131,7 +135,7 @@ export class IoredisLockNode extends ScriptLockNode {
     const channels = this.closeChannels();
     this.client.off('ready', this.onReady);
     this.client.off('close', this.onClose);
-    if (this.owned) await quitClient(this.client, timeout);
+    if (this.owned) await quitClient(this.client, timeout, this.sentinels);
     await channels;
   }
 

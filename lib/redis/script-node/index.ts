@@ -12,6 +12,7 @@ export { explainClusterReply } from './cluster-member';
 export { isClusterClient } from './cluster-slots';
 /** @internal */
 export { quitClient } from './quit-client';
+export { SentinelWatch } from './sentinel-watch';
 /** @internal */
 export { waitForReady } from './readiness';
 /** @internal */

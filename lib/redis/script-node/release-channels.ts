@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { ReleaseListener, withTimeout } from '../../core';
 import { isClusterClient } from './cluster-slots';
 import { ended, ignoreLateSocketErrors } from './client-end';
+import { SentinelWatch } from './sentinel-watch';
 import type { NodeChannels } from './script-node';
 
 /** How long a new subscription may take before the waiter falls back to polling, in ms. */
@@ -203,6 +204,8 @@ function ioredisSubscriber(
 ): SubscriberPort {
   const cluster = isClusterClient(client);
   const subscriber = duplicateSubscriber(client, cluster);
+  // A duplicate of a Sentinel-managed client watches the sentinels too: those connections close with it.
+  const sentinels = cluster ? undefined : SentinelWatch.of(subscriber);
   // An ioredis without the option ignores it and has no group of sharded subscribers.
   const shardedWorks =
     cluster && (subscriber as { shardedSubscribers?: unknown }).shardedSubscribers !== undefined;
@@ -234,10 +237,12 @@ function ioredisSubscriber(
       if (!sharded) subscriber.unsubscribe(...channels).catch(() => undefined);
       else for (const channel of channels) subscriber.sunsubscribe(channel).catch(() => undefined);
     },
-    close: () => {
+    close: async () => {
       ignoreLateSocketErrors(subscriber);
+      sentinels?.stop();
       if (subscriber.status !== 'end') subscriber.disconnect();
-      return ended(subscriber);
+      await ended(subscriber);
+      await sentinels?.close();
     },
   };
 }
