@@ -1,5 +1,13 @@
-import type Redis from 'ioredis';
 import { ended } from './client-end';
+
+/** What the watch uses of an ioredis client (no ioredis types: declarations must not need the package). */
+interface Client {
+  readonly status: string;
+  readonly options?: object;
+  on(event: 'connect', listener: () => void): unknown;
+  off(event: 'connect', listener: () => void): unknown;
+  once(event: 'end', listener: () => void): unknown;
+}
 
 /**
  * The connections a Sentinel-managed ioredis client (`failoverDetector: true`) opens to its sentinels, over its
@@ -10,20 +18,20 @@ import { ended } from './client-end';
  * socket can still be closing then.
  */
 export class SentinelWatch {
-  private readonly watchers = new Set<Redis>();
+  private readonly watchers = new Set<Client>();
   private readonly record = () => {
     for (const watcher of this.watchers) if (watcher.status === 'end') this.watchers.delete(watcher);
     for (const watcher of this.current()) this.watchers.add(watcher);
   };
 
-  private constructor(private readonly client: Redis) {
+  private constructor(private readonly client: Client) {
     // A detector starts on its connection's 'connect', before the client's own 'connect' listeners run.
     client.on('connect', this.record);
     this.record();
   }
 
   /** Follows `client`'s connections to its sentinels; undefined for a client without a failover detector. */
-  static of(client: Redis): SentinelWatch | undefined {
+  static of(client: Client): SentinelWatch | undefined {
     const options = (client as unknown as { options?: { sentinels?: unknown; failoverDetector?: unknown } })
       .options;
     return options?.sentinels && options.failoverDetector ? new SentinelWatch(client) : undefined;
@@ -53,7 +61,7 @@ export class SentinelWatch {
     return (this.client as unknown as SentinelManaged).connector?.failoverDetector;
   }
 
-  private current(): Redis[] {
+  private current(): Client[] {
     const sentinels = this.detector()?.sentinels;
     return Array.isArray(sentinels) ? sentinels.map((sentinel) => sentinel.client) : [];
   }
@@ -61,7 +69,7 @@ export class SentinelWatch {
 
 /** The ioredis internals of a Sentinel-managed client that hold its connections to the sentinels. */
 interface FailoverDetector {
-  sentinels?: { client: Redis }[];
+  sentinels?: { client: Client }[];
   cleanup?(): void;
 }
 interface SentinelManaged {
