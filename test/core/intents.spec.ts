@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import Redis from 'ioredis';
 import type { LockNode } from '../../lib';
-import { useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
 import { NodeCalls } from './node-calls';
 
@@ -28,6 +28,33 @@ describe('writer intents are taken back when the writer stops waiting (3 real no
     const reader = await other.tryAcquire('ti:a', { mode: 'read' });
     expect(reader).not.toBeNull();
     await reader!.release();
+  });
+
+  it("a writer's first attempt names no intent key and sets none; its second sets the intent", async () => {
+    const holder = await redlockOn(redisNodes);
+    const waiter = await redlockOn(redisNodes, LONG_INTENT);
+    const held = await holder.acquire('ti:f', { ttl: 30_000 });
+    const commands = await NodeCommands.open(redisNodes.nodes);
+    const controller = new AbortController();
+    try {
+      const pending = waiter.acquire('ti:f', { wait: 20_000, signal: controller.signal });
+      const attempt = acquireOn('redlock:{ti:f}');
+      const setsIntent = ([name, key]: readonly string[]) =>
+        name === 'set' && key === 'redlock:{ti:f}:intent';
+      await Promise.race([commands.ran(attempt, attempt, setsIntent), pending]);
+      for (const node of [0, 1, 2]) {
+        // The node's commands from the first attempt on: attempt, (no intent), attempt, intent set.
+        const seen = commands.commands(node, (c) => attempt(c) || setsIntent(c));
+        expect(
+          seen.slice(0, 3).map((c) => (attempt(c) ? c.includes('redlock:{ti:f}:intent') : 'set')),
+        ).toEqual([false, true, 'set']);
+      }
+      controller.abort();
+      await expect(pending).rejects.toThrow();
+    } finally {
+      commands.close();
+      await held.release();
+    }
   });
 
   it('a waiter whose wait ran out, or whose signal aborted, takes its intent back', async () => {

@@ -1,5 +1,5 @@
 import { QuorumUnavailableError } from '../../lib';
-import { ACQUIRE_SCRIPT, acquireCall } from '../../lib/redis/scripts';
+import { ACQUIRE_SCRIPT, type ScriptCall, acquireCall } from '../../lib/redis/scripts';
 import { useRedisNodes } from '../support';
 import { closeAll, redlockOn } from './helpers';
 import { NodeCalls } from './node-calls';
@@ -167,6 +167,58 @@ describe('restart guard (5 real nodes)', () => {
       await admin.set('redlock:!boot', `${'f'.repeat(40)}:${Date.now() - 3_600_000}`);
       expect(await answer()).toEqual([2, expect.any(Number)]);
       expect(await admin.exists('redlock:{claimed-old}')).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('a call without the data-age marker is decided by the boot marker, or answered {7} with nothing written', async () => {
+    await nodes.nodes[0].restartEmpty();
+    const admin = nodes.nodes[0].redis();
+    try {
+      const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
+      const request = {
+        keys: ['redlock:{no-since}'],
+        fenceKeys: [],
+        owner: 'o',
+        ttl: WINDOW,
+        guardWindow: WINDOW,
+        guardKey: 'redlock:!boot',
+      };
+      const slim = acquireCall(request, runId, false, request.guardKey, 10 * WINDOW, false);
+      expect(slim.args[6]).toBe(4);
+      expect(slim.keys).toEqual(['redlock:{no-since}', 'redlock:!boot']);
+      const answer = (call: ScriptCall) =>
+        admin.eval(ACQUIRE_SCRIPT.source, call.keys.length, ...call.keys, ...call.args);
+      // No boot marker (restarted empty): the slow path needs the data-age marker, so the call is sent back.
+      expect(await answer(slim)).toEqual([7]);
+      expect(await admin.keys('*')).toEqual([]);
+      // With it, the slow path decides (up for less than the window: refused).
+      expect(await answer(acquireCall(request, runId, false, request.guardKey, 10 * WINDOW))).toEqual([
+        2,
+        expect.any(Number),
+      ]);
+      // A boot marker of this very run, started an hour ago: the fast path grants without the data-age marker.
+      await admin.set('redlock:!boot', `${runId}:${Date.now() - 3_600_000}`);
+      expect(await answer(slim)).toEqual([1, 0, expect.any(Number)]);
+      expect(await admin.exists('redlock:!boot:since')).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('a node whose markers are gone (FLUSHALL, no restart) is asked again with the data-age marker', async () => {
+    const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
+    await a.acquire('flushed:warm-up', { wait: 3_000 }).then((lock) => lock.release());
+    const admin = nodes.nodes[4].redis(); // never restarted in this file: past the window since beforeAll
+    const calls = new NodeCalls(a.nodes);
+    try {
+      await admin.flushall();
+      await (await a.acquire('flushed:1', { wait: 3_000 })).release();
+      // Node 4's acquire (one call to the core: sent again inside it) may come after the quorum's.
+      await calls.until(() => calls.answered('acquire', 4, 'redlock:{flushed:1}') >= 1);
+      // Only the slow path writes the markers, and only a call that named the data-age marker reaches it.
+      expect(await admin.exists('redlock:!boot', 'redlock:!boot:since')).toBe(2);
     } finally {
       admin.disconnect();
     }

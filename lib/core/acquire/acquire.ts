@@ -26,7 +26,7 @@ import { clearIntents, releaseOnAll } from '../release';
 import { ReleaseWaiter } from './release-waiter';
 import { announcePlace, placeInQueue, positionedVote } from './queue-place';
 import type { AcquirePlan, AcquisitionResult, Attempt } from './plan';
-import { type SplitTally, guardWaitOf, quorumFreeIn, retryDelay, retryPointOf } from './retry';
+import { type SplitTally, guardWaitOf, intentTtlOf, quorumFreeIn, retryDelay, retryPointOf } from './retry';
 import { driftOf, validUntil } from '../validity';
 
 /**
@@ -101,7 +101,8 @@ async function attemptUntilDecided(
       if (attempt.kind === 'acquired') {
         return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
-      refusal.refused = true;
+      // Only an attempt that may have set an intent (or taken a ticket) leaves something to take back.
+      if (current.intentTtl) refusal.refused = true;
       // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
       claim.abandoned = !plan.unsafeReuseOwner;
       if (signal?.aborted) {
@@ -160,15 +161,18 @@ function attemptRequest(
   arrivedAt: number,
 ): AcquireRequest {
   const fresh = attempts === 1 || plan.unsafeReuseOwner;
-  if (request.queueKeys === undefined)
-    return fresh ? request : { ...request, owner: nextOwnerValue(request.owner) };
+  if (request.queueKeys === undefined) {
+    if (attempts === 1) return request;
+    const owner = fresh ? request.owner : nextOwnerValue(request.owner);
+    return { ...request, owner, intentTtl: intentTtlOf(request) };
+  }
   const owner = fresh ? request.owner : nextOwnerValue(request.owner);
   return { ...request, owner, waited: Math.max(0, Math.round(plan.clock.now() - arrivedAt)) };
 }
 
 /** A writer refused at least once may have left its intent: taken back once its acquisition ended (§15). */
 function takeIntentBack(plan: AcquirePlan, request: AcquireRequest): Promise<void> {
-  if (request.mode === 'read' || !request.intentKeys || !request.intentTtl) return Promise.resolve();
+  if (request.mode === 'read' || !request.intentKeys || !intentTtlOf(request)) return Promise.resolve();
   return clearIntents(plan, request.intentKeys, request.intent ?? request.owner, request.queueKeys);
 }
 

@@ -4,6 +4,11 @@ import type { AcquirePlan, Attempt } from './plan';
 import type { ReleaseWaiter } from './release-waiter';
 import { nextInLine } from './queue-place';
 
+/** The intent ttl of an acquisition's attempts after the first (a writer's first attempt may set none). */
+export function intentTtlOf(request: AcquireRequest): number {
+  return request.laterIntentTtl ?? request.intentTtl ?? 0;
+}
+
 /**
  * The delay before retry number `attempt` (1 = the first retry): `retryDelay × 5^(attempt−1)`, capped at
  * `maxRetryDelay`, then scaled by a random factor in [0.5, 1.5) so that competing waiters spread out
@@ -132,7 +137,8 @@ export async function retryDelay(
     // subscribing, try once more at once: the holder may have released before the subscription was active.
     // Held by readers: come back before this writer's intent (renewed by each attempt) lapses (§15).
     const readers = attempt.votes.some((vote) => vote.outcome === 'busy' && vote.readers === true);
-    const cap = readers && request.intentTtl ? request.intentTtl / 2 : Infinity;
+    const intentTtl = intentTtlOf(request);
+    const cap = readers && intentTtl ? intentTtl / 2 : Infinity;
     return waiter.justSubscribed ? 0 : Math.min(budget, cap, holderDelay(attempt.holderTtl, plan));
   }
   const guardWait =

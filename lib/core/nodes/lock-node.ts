@@ -27,6 +27,11 @@ export interface AcquireRequest {
   /** How long a writer's intent keeps new readers out unless renewed by its next attempt, in ms. */
   readonly intentTtl?: number;
   /**
+   * The `intentTtl` of the attempts after the first, when it differs: a writer that is not fair sets no intent
+   * on its first attempt (most are granted; its request then needs no intent keys), from its second on it does.
+   */
+  readonly laterIntentTtl?: number;
+  /**
    * Fair waiting (docs/DESIGN.md §18): per resource its queue (`<lock key>:queue`, tickets by arrival), the
    * tickets' expiries (`:queue:live`) and the turn marker (`:queue:turn`) — all queues, then all expiries, then
    * all turn markers. Undefined: the call is not ordered. The ticket is the `intent` id; a call with

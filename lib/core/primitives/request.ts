@@ -30,6 +30,7 @@ export function requestFor(
   const fenceKeys = settings.fencing ? resources.map((resource) => fenceKey(prefix, resource)) : NO_KEYS;
   // One object literal: a spread of a first object plus added properties costs ~5 µs a call on Node 20.
   const rw = settings.permits === undefined;
+  const firstWithout = !settings.fair && settings.mode !== 'read';
   return {
     keys,
     fenceKeys,
@@ -41,8 +42,10 @@ export function requestFor(
     readerKeys: rw ? keys.map(readersKey) : undefined,
     intentKeys: rw ? keys.map(intentKey) : undefined,
     intent: rw ? owner : undefined,
-    // A call that cannot wait for the lock (tryAcquire, wait 0, a scheduled tick) sets no intent (§15).
-    intentTtl: rw ? (mayWait ? plan.intentTtl : 0) : undefined,
+    // A call that cannot wait for the lock (tryAcquire, wait 0, a scheduled tick) sets no intent (§15), nor
+    // does a writer's first attempt unless it is fair (a ticket is its place in the queue, §18).
+    intentTtl: rw ? (mayWait && !firstWithout ? plan.intentTtl : 0) : undefined,
+    laterIntentTtl: rw && mayWait && firstWithout ? plan.intentTtl : undefined,
     // Fair waiting (§18): the intent id is the ticket, kept alive (and expiring) like the intent.
     queueKeys: rw && settings.fair ? queueKeysOf(keys) : undefined,
     waited: rw && settings.fair ? 0 : undefined,

@@ -34,6 +34,7 @@ import {
   REVOKE_SCRIPT,
   ScriptCall,
   acquireCall,
+  ACQUIRE_NEEDS_SINCE,
   extendCall,
   fenceCall,
   limitCall,
@@ -80,6 +81,8 @@ export abstract class ScriptLockNode implements LockNode {
     return this.runId;
   }
   private runId = '';
+  /** The restart guard's last answer here needed the data-age marker: acquire calls name it (`{7}` otherwise). */
+  private guardSlowPath = false;
   /** A lower bound of the server's uptime when {@link runId} was read, in ms (0 if unknown). */
   private runUptime = 0;
   private infoDenied = false;
@@ -142,10 +145,25 @@ export abstract class ScriptLockNode implements LockNode {
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const fencing = request.fenceKeys.length > 0;
-    return this.run(
-      ACQUIRE_SCRIPT,
-      acquireCall(request, this.runId, this.infoDenied, this.guardKeyFor(request), this.runUptime),
-    ).then((raw) => acquireReplyOf(this.name, raw, fencing));
+    const sinceKey = this.guardSlowPath;
+    const call = acquireCall(
+      request,
+      this.runId,
+      this.infoDenied,
+      this.guardKeyFor(request),
+      this.runUptime,
+      sinceKey,
+    );
+    return this.run(ACQUIRE_SCRIPT, call).then((raw) => {
+      if (!sinceKey && needsSince(raw)) {
+        // The guard's slow path (a new server, a marker gone): its calls name the data-age marker until a grant.
+        this.guardSlowPath = true;
+        return this.acquire(request);
+      }
+      const reply = acquireReplyOf(this.name, raw, fencing);
+      if (reply.outcome === 'acquired') this.guardSlowPath = false;
+      return reply;
+    });
   }
 
   fence(
@@ -328,4 +346,9 @@ function clusterCrossSlot(node: string, keys: readonly string[], slots: number[]
 /** A server's refusal to run a command (as opposed to a lost connection). */
 function isRefusal(error: unknown): boolean {
   return error instanceof Error && /^(NOPERM|ERR|NOAUTH)/.test(error.message);
+}
+
+/** ACQUIRE's `{7}`: sent without the data-age marker's key, the call needs it. */
+function needsSince(raw: unknown): boolean {
+  return Array.isArray(raw) && raw.length === 1 && raw[0] === ACQUIRE_NEEDS_SINCE;
 }

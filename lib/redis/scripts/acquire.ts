@@ -1,5 +1,6 @@
 import { type AcquireReply, type AcquireRequest, ForeignDataError } from '../../core';
 import { NOW_MS } from './fragments';
+import { type ACQUIRE_NEEDS_SINCE, RESTART_GUARD, RUN_ID_PREFIX, guardStateOf } from './restart-guard';
 import { FAIR_ARGS, FAIR_FUNCTIONS } from './fair-queue';
 import { type ScriptCall, script } from './lua-script';
 import { UnexpectedReplyError, integerOf } from './reply-checks';
@@ -10,13 +11,6 @@ import { UnexpectedReplyError, integerOf } from './reply-checks';
  */
 
 /**
- * How much of the server's run_id ACQUIRE gets (hex characters): 64 of its 160 random bits. A restarted
- * server restored from disk is still caught unless its new run_id starts with the same 16 characters (odds
- * 2^-64 per restart); the 24 characters left out are 24 bytes fewer on every acquire.
- */
-export const RUN_ID_PREFIX = 16;
-
-/**
  * ACQUIRE, its arguments: how many resources (n), the guard window, the mode, how many readers and intent keys
  * follow the lock keys.
  */
@@ -24,92 +18,22 @@ const ACQUIRE_ARGS = `
 local n = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 local mode = ARGV[8] or ''
-local rw = mode ~= '' and 2 * n or 0
-`;
-
-/**
- * ACQUIRE, the restart guard (docs/DESIGN.md §6): returns `{2, uptime}` or `{3, dataAge}` while this node is
- * inside its window, `{5, key, type}` when a marker holds foreign data; writes nothing else.
- */
-const RESTART_GUARD = `if window > 0 then
-  local marks = n * (ARGV[5] == '1' and 2 or 1) + rw
-  local boot, since = KEYS[marks + 1], KEYS[marks + 2]
-  local portable = ARGV[7] == '1'
-  local known = false
-  if not portable then
-    -- The boot marker is ours as '<run_id>:<ms>' (or a bare run_id, its earlier form); another type or
-    -- another string is someone else's data: never overwritten, the reply names the key.
-    local marker = redis.pcall('GET', boot)
-    if type(marker) == 'table' then
-      return {5, boot, redis.call('TYPE', boot)['ok']}
-    end
-    if ARGV[7] == '2' and marker and string.sub(marker, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
-      -- Fastest path: the marker starts with the run_id prefix of the server the client learnt (so it is ours,
-      -- and this is that server), and that server had been up for the window already when the client read
-      -- its INFO — uptime only grows while the run_id stays: no parsing, no TIME.
-      known = true
-    else
-      local id, started = string.match(marker or '', '^(%w+):(%d+)$')
-      if marker and not id and not string.match(marker, '^%w+$') then
-        return {5, boot, 'string'}
-      end
-      -- Fast path: the boot marker holds the run_id the client learnt and when that server started, so a call
-      -- with a larger window than the one that wrote the marker is still checked (TIME only, no INFO).
-      if ARGV[6] ~= '' and id and string.sub(id, 1, ${RUN_ID_PREFIX}) == ARGV[6] then
-        local up = now_ms() - tonumber(started)
-        if up < window then
-          return {2, math.max(0, up)}
-        end
-        known = true
-      end
-    end
-  end
-  if not known then
-    -- The data-age marker is ours as whole ms; anything else is someone else's data, as above.
-    local recorded = redis.pcall('GET', since)
-    if type(recorded) == 'table' then
-      return {5, since, redis.call('TYPE', since)['ok']}
-    end
-    if recorded and not string.match(recorded, '^%d+$') then
-      return {5, since, 'string'}
-    end
-    local info = nil
-    if not portable then
-      info = redis.pcall('INFO', 'server')
-      if type(info) ~= 'string' or not string.match(info, 'run_id:%w+') then
-        info = nil
-      end
-    end
-    local now = now_ms()
-    local first = tonumber(recorded)
-    if info then
-      -- Whole wall-clock seconds now minus whole seconds at start: up to a second more than the real uptime,
-      -- so one second is taken off to get a lower bound (docs/DESIGN.md §6).
-      local uptime = math.max(0, (tonumber(string.match(info, 'uptime_in_seconds:(%d+)')) or 0) - 1) * 1000
-      if uptime < window then
-        return {2, uptime}
-      end
-      redis.call('SET', boot, string.match(info, 'run_id:(%w+)') .. ':' .. string.format('%.0f', now - uptime))
-      if not first then
-        redis.call('SET', since, string.format('%.0f', now - uptime))
-      end
-    else
-      if not first then
-        redis.call('SET', since, string.format('%.0f', now))
-        first = now
-      end
-      if now - first < window then
-        return {3, math.max(0, now - first)}
-      end
-    end
-  end
+-- A writer that will set no intent is sent without ARGV[9..10] and without the intent keys (KEYS[2n+1..3n]).
+local intent_ttl = ARGV[10] or '0'
+local rw = mode == '' and 0 or ((mode == 'w' and not ARGV[10]) and n or 2 * n)
+-- ARGV[7] 3 and 4: as 0 and 2, sent without the data-age marker's key (the guard's fast paths do not read it).
+local guard_state = ARGV[7]
+local since_sent = guard_state ~= '3' and guard_state ~= '4'
+if not since_sent then
+  guard_state = guard_state == '4' and '2' or '0'
 end
+local guard_keys = window > 0 and (since_sent and 2 or 1) or 0
 `;
 
 /**
  * ACQUIRE, the acquisition's intent id: ARGV[9], or this attempt's owner value on a first attempt.
  */
-const INTENT_ID = `local intent_id = ARGV[9]
+const INTENT_ID = `local intent_id = ARGV[9] or ''
 if intent_id == '' then
   intent_id = ARGV[1]
 end
@@ -147,8 +71,8 @@ const GRANT_READER = `  for i = 1, n do
 const GRANT_WRITER = `  for i = 1, n do
     local holder = redis.call('GET', KEYS[i])
     if holder and holder ~= ARGV[1] then
-      if mode == 'w' and ARGV[10] ~= '0' then
-        redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', ARGV[10])
+      if mode == 'w' and intent_ttl ~= '0' then
+        redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', intent_ttl)
       end
       local nowms = now_ms()
       return queued_reply(0, redis.call('PTTL', KEYS[i]), nowms)
@@ -163,8 +87,8 @@ const GRANT_WRITER = `  for i = 1, n do
         local last = redis.call('ZRANGE', KEYS[n + i], -1, -1, 'WITHSCORES')
         if last[2] then
           for j = 1, n do
-            if ARGV[10] ~= '0' then
-              redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', ARGV[10])
+            if intent_ttl ~= '0' then
+              redis.call('SET', KEYS[2 * n + j], intent_id, 'PX', intent_ttl)
             end
           end
           return queued_reply(4, math.max(0, tonumber(last[2]) - nowms), nowms)
@@ -182,7 +106,7 @@ const GRANT_WRITER = `  for i = 1, n do
       end
       leave_queue(nowms)
     end
-    if ARGV[9] ~= '' then
+    if (ARGV[9] or '') ~= '' then
       for i = 1, n do
         if redis.call('GET', KEYS[2 * n + i]) == intent_id then
           redis.call('DEL', KEYS[2 * n + i])
@@ -217,16 +141,17 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
 /**
  * ACQUIRE. KEYS: the lock keys of every resource (n of them), then — for read-write locks (ARGV[8] not '') —
  * the n readers keys and the n writer-intent keys, then — with fencing — the n fence counter keys, then —
- * with the restart guard — this node's boot marker and data-age marker. ARGV[1]: owner value, ARGV[2]: ttl in
+ * with the restart guard — this node's boot marker and data-age marker (the latter left out when ARGV[7] is 3
+ * or 4). ARGV[1]: owner value, ARGV[2]: ttl in
  * ms, ARGV[3]: n, ARGV[4]: restart-guard window in ms (0 = off), ARGV[5]: 1 to raise the fence counters,
  * ARGV[6]: the first {@link RUN_ID_PREFIX} characters of the server's run_id as the client last learnt it (''
  * if unknown), ARGV[7]: 1 when the client knows INFO is not readable here (denied by ACL, unsupported in
  * scripts, or without a run_id), 2 when the INFO that told the client the run_id also said the server had been
- * up for at least the window (ARGV[4]), else 0, ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
+ * up for at least the window (ARGV[4]), else 0 — 3 and 4 for 0 and 2 without the data-age marker's key, ARGV[8]: '' (a plain exclusive lock that ignores readers), 'w' (a writer) or
  * 'r' (a reader), ARGV[9]: the acquisition's intent id, or '' on its first attempt (the intent id is then
  * this attempt's owner value, and no earlier attempt can have left an intent to clear: every attempt has its
- * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; only the
- * negative control of §15 sends 0), ARGV[11] and ARGV[12]: fair waiting's turn and the time waited (see
+ * own owner value, docs/DESIGN.md §7), ARGV[10]: the writer intent's ttl in ms (0: no intent; a writer's first
+ * attempt that sets none leaves ARGV[9..10] and its intent keys out), ARGV[11] and ARGV[12]: fair waiting's turn and the time waited (see
  * `fair-queue.ts`, whose keys follow the guard markers).
  *
  * Guarantees, on this node (docs/DESIGN.md §6):
@@ -260,7 +185,8 @@ return {1, string.format('%.0f', token), math.floor(micros / 1000)}
  * Reply: `{1, 0, time}` acquired without fencing, `{1, token, time}` acquired with fencing, `{0, holderPttl,
  * time}` busy (a writer holds it, or a writer's intent keeps readers out), `{4, ms, time}` busy with readers
  * (the last of them expires in ms; a fair waiter's busy answers add its place in the queue as a fourth element), `{2, uptimeMs}` refused by uptime, `{3, dataAgeMs}` refused by data age,
- * `{5, key, type}` a marker key holds data that is not the library's, `{6, ms, time}` (fair waiting) the lock
+ * `{5, key, type}` a marker key holds data that is not the library's, `{7}` the guard needs the data-age marker's
+ * key, left out of this call (nothing written: send it again with it), `{6, ms, time}` (fair waiting) the lock
  * is free but an earlier waiter's turn runs for ms more. `time`: the server's `TIME` in ms when
  * it answered (the client's clock-step check, docs/DESIGN.md §17).
  */
@@ -282,7 +208,9 @@ export const ACQUIRE_SCRIPT = script(
 /**
  * ACQUIRE's KEYS and ARGV for `request`. `runId`: the server's run_id as last learnt ('' if unknown);
  * `noInfo`: INFO is known not to be readable on this node (portable guard mode); `runUptime`: a lower bound of
- * that server's uptime when its run_id was learnt, in ms (0 if unknown).
+ * that server's uptime when its run_id was learnt, in ms (0 if unknown). `sinceKey` false: the data-age marker's
+ * key is left out where the guard's fast paths can decide (a run_id known, INFO readable); a call that needs it
+ * is answered `{7}` ({@link ACQUIRE_NEEDS_SINCE}) and must be sent again with it.
  */
 export function acquireCall(
   request: AcquireRequest,
@@ -290,16 +218,27 @@ export function acquireCall(
   noInfo: boolean,
   guardKey: string = request.guardKey,
   runUptime = 0,
+  sinceKey = true,
 ): ScriptCall {
   const { keys, fenceKeys, guardWindow, readerKeys, intentKeys, queueKeys } = request;
   const fencing = fenceKeys.length > 0;
+  // Only the guard's slow path reads the data-age marker; without a run_id or INFO every call takes it.
+  const since = sinceKey || guardWindow === 0 || runId === '' || noInfo;
   const rw = readerKeys !== undefined && intentKeys !== undefined && readerKeys.length > 0;
   const fair = rw && queueKeys !== undefined && request.mode !== 'read';
+  // A first attempt (no earlier intent of its own to clear) of a writer that sets no intent: no intent keys (§15).
+  const first = request.intent === undefined || request.intent === request.owner;
+  const intentless = rw && !fair && request.mode !== 'read' && !request.intentTtl && first;
   let all: readonly string[] = keys;
   if (fencing || guardWindow > 0 || rw) {
-    const list = rw ? [...keys, ...readerKeys, ...intentKeys] : [...keys];
+    const list = rw
+      ? intentless
+        ? [...keys, ...readerKeys]
+        : [...keys, ...readerKeys, ...intentKeys]
+      : [...keys];
     if (fencing) list.push(...fenceKeys);
-    if (guardWindow > 0) list.push(guardKey, `${guardKey}:since`);
+    if (guardWindow > 0) list.push(guardKey);
+    if (guardWindow > 0 && since) list.push(`${guardKey}:since`);
     if (fair) list.push(...queueKeys);
     all = list;
   }
@@ -310,12 +249,13 @@ export function acquireCall(
     guardWindow,
     fencing ? 1 : 0,
     runId.slice(0, RUN_ID_PREFIX),
-    noInfo ? 1 : runId !== '' && runUptime >= guardWindow ? 2 : 0,
+    guardStateOf(runId, noInfo, runUptime >= guardWindow, since),
   ];
   if (rw) {
     // The first attempt's intent id is its own owner value: sent as '' (44 bytes fewer, and no intent to clear).
-    const intent = request.intent === undefined || request.intent === request.owner ? '' : request.intent;
-    args.push(request.mode === 'read' ? 'r' : 'w', intent, request.intentTtl ?? 0);
+    const intent = first ? '' : (request.intent ?? '');
+    if (intentless) args.push('w');
+    else args.push(request.mode === 'read' ? 'r' : 'w', intent, request.intentTtl ?? 0);
     if (fair) args.push(1, request.waited ?? 0);
   }
   return { keys: all, args };

@@ -13,7 +13,7 @@
 /** Whether this call is fair, and where its keys start. Runs after INTENT_ID. */
 export const FAIR_ARGS = `
 local fair = mode == 'w' and (ARGV[11] or '') ~= ''
-local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + (window > 0 and 2 or 0)
+local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + guard_keys
 `;
 
 /**

@@ -2,6 +2,7 @@
  * The Lua scripts, one file per script: its source, its KEYS/ARGV layout and the parser of its reply.
  */
 export { ACQUIRE_SCRIPT, acquireCall, acquireReplyOf } from './acquire';
+export { ACQUIRE_NEEDS_SINCE } from './restart-guard';
 export {
   EXTEND_MANY_SCRIPT,
   EXTEND_WRITERS_SCRIPT,
