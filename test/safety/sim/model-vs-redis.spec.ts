@@ -439,6 +439,16 @@ class Differential {
             }
           : {}),
       };
+      // An acquisition's first attempt: a fresh owner value that is its own intent id (sent as ''); a writer
+      // that sets no intent then names no intent key (the call the library sends most).
+      if (rw && rng.chance(0.3)) {
+        const first = `first${index}`;
+        Object.assign(request, {
+          owner: first,
+          intent: first,
+          intentTtl: rng.chance(0.5) ? 0 : rng.int(5, 300),
+        });
+      }
       const runId = portable ? '' : rng.pick([this.runId, this.runId, this.runId, '', 'ffffffffffffffff']);
       return { kind: 'acquire', request, guard: { runId, noInfo: portable } };
     }
@@ -679,6 +689,8 @@ class Differential {
       if (op.request.mode) {
         const busyBy = reply.outcome === 'busy' && reply.readers ? ':readers' : '';
         this.count(this.stats.outcomes, `${op.request.mode}:${reply.outcome}${busyBy}`);
+        if (op.request.mode === 'write' && op.request.intent === op.request.owner && !op.request.intentTtl)
+          this.count(this.stats.outcomes, `write-intentless:${reply.outcome}${busyBy}`);
       }
       this.count(
         this.stats.outcomes,
@@ -937,6 +949,9 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'read-permits:some-free',
     ];
     for (const outcome of outcomes) expect(stats.outcomes[outcome]).toBeGreaterThan(0);
+    // A writer's first attempt without intent keys (the call most acquisitions end on), granted and refused.
+    expect(stats.outcomes['write-intentless:acquired']).toBeGreaterThan(0);
+    expect(stats.outcomes['write-intentless:busy']).toBeGreaterThan(0);
     // Each of them has its sequence (which failed above unless it produced it).
     expect(Object.keys(SCRIPTS).sort()).toEqual([...outcomes].sort());
     expect(stats.checkpoints).toBeGreaterThan(OPS / CHECKPOINT_EVERY - 1);
