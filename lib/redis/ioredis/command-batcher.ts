@@ -223,19 +223,70 @@ function prebuiltSender(client: Redis): Sender | undefined {
   if (!options || options.keyPrefix || options.showFriendlyErrorStack || options.enableAutoPipelining)
     return undefined;
   return (target, script, keys, args, inFull = false) => {
-    const flat = new Array<string>(2 + keys.length + args.length);
-    flat[0] = inFull ? script.source : script.sha;
-    flat[1] = String(keys.length);
-    let k = 2;
-    for (let i = 0; i < keys.length; i++) flat[k++] = keys[i];
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i];
-      flat[k++] = typeof arg === 'string' ? arg : String(arg);
-    }
     const command = new CommandOf(inFull ? 'eval' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
-    // Set after construction: the constructor would flatten (and stringify) them again.
-    command.args = flat;
+    if (!inFull && keys.length >= SHARED_BYTES_FROM) {
+      const built = sharedCall(script, keys, args);
+      command.args = built.flat;
+      command.toWritable = () => built.bytes;
+    } else {
+      // Set after construction: the constructor would flatten (and stringify) them again.
+      command.args = flatArgs(script, keys, args, inFull);
+    }
     (target as unknown as CommandTarget).sendCommand(command);
     return command.promise as Promise<unknown>;
   };
+}
+
+/** A script call's arguments for ioredis' Command: the script (SHA, or source), the key count, keys, args. */
+function flatArgs(
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  inFull: boolean,
+): string[] {
+  const flat = new Array<string>(2 + keys.length + args.length);
+  flat[0] = inFull ? script.source : script.sha;
+  flat[1] = String(keys.length);
+  let k = 2;
+  for (let i = 0; i < keys.length; i++) flat[k++] = keys[i];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    flat[k++] = typeof arg === 'string' ? arg : String(arg);
+  }
+  return flat;
+}
+
+/**
+ * From this many keys, an EVALSHA's bytes are built once per call object and shared by every node it is sent
+ * to: a batched renewal sends the same call (the same `keys` and `args` arrays, `renewal-batches.ts`) to each
+ * node, and ioredis would otherwise build and encode its 500-odd arguments again for each one — the largest
+ * share of an instance's CPU while it holds thousands of locks.
+ */
+const SHARED_BYTES_FROM = 32;
+
+/** An EVALSHA built once: its arguments for ioredis' Command and its bytes as Command.toWritable writes them. */
+interface SharedCall {
+  readonly keys: readonly string[];
+  readonly sha: string;
+  readonly flat: string[];
+  readonly bytes: Buffer;
+}
+
+/** The calls built so far, by their `args` array: the same array sent again (with the same keys) is the same call. */
+const sharedCalls = new WeakMap<readonly (string | number)[], SharedCall>();
+
+/** The EVALSHA of `script` with `keys` and `args`, built on its first node and reused for the others. */
+export function sharedCall(
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): SharedCall {
+  const known = sharedCalls.get(args);
+  if (known && known.keys === keys && known.sha === script.sha) return known;
+  const flat = flatArgs(script, keys, args, false);
+  let text = `*${flat.length + 1}\r\n$7\r\nevalsha\r\n`;
+  for (const arg of flat) text += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
+  const built = { keys, sha: script.sha, flat, bytes: Buffer.from(text, 'utf8') };
+  sharedCalls.set(args, built);
+  return built;
 }
