@@ -128,10 +128,19 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     'the permit the nodes read free is the one tried next (63 of 64 held); the one won last goes with the read, read by %s',
     async (how) => {
       // random 0 for both: the holder takes permits 0–62 in order, the caller's first guess is permit 0 (held).
-      const make = () =>
-        new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0 });
-      const holder = make();
-      const caller = make();
+      // Connected first: an attempt sent while a node is still connecting is an error vote there, and the
+      // semaphore then goes on to the next permit.
+      const make = async () => {
+        const redlock = new Redlock(
+          redisNodes.urls,
+          { logger: false, restartGuard: false },
+          { random: () => 0 },
+        );
+        await redlock.connect();
+        return redlock;
+      };
+      const holder = await make();
+      const caller = await make();
       if (how !== 'readPermits()') for (const node of caller.nodes) node.readPermits = undefined;
       try {
         const held: Lock[] = [];
@@ -177,11 +186,19 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
   );
 
   it('one round without reading the nodes: the random permit busy, every other is tried at once; extras won are released', async () => {
-    // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy.
-    const make = () =>
-      new Redlock(redisNodes.urls, { logger: false, restartGuard: false }, { random: () => 0 });
-    const holder = make();
-    const caller = make();
+    // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy. Connected first, as
+    // above: a holder still connecting could be refused slot 0 and take slot 1 (seen once in CI).
+    const make = async () => {
+      const redlock = new Redlock(
+        redisNodes.urls,
+        { logger: false, restartGuard: false },
+        { random: () => 0 },
+      );
+      await redlock.connect();
+      return redlock;
+    };
+    const holder = await make();
+    const caller = await make();
     try {
       const held = await holder.acquire('sem:round', { permits: 8 });
       expect(held.permit).toBe(0);
