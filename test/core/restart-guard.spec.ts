@@ -1,6 +1,6 @@
 import { QuorumUnavailableError } from '../../lib';
 import { ACQUIRE_SCRIPT, type ScriptCall, acquireCall } from '../../lib/redis/scripts';
-import { useRedisNodes } from '../support';
+import { NodeCommands, acquireOn, useRedisNodes } from '../support';
 import { closeAll, redlockOn } from './helpers';
 import { NodeCalls } from './node-calls';
 
@@ -219,6 +219,34 @@ describe('restart guard (5 real nodes)', () => {
       await calls.until(() => calls.answered('acquire', 4, 'redlock:{flushed:1}') >= 1);
       // Only the slow path writes the markers, and only a call that named the data-age marker reaches it.
       expect(await admin.exists('redlock:!boot', 'redlock:!boot:since')).toBe(2);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('a second {7} after a grant: the node names the data-age marker in every call from then on', async () => {
+    const a = await redlockOn(nodes, { ttl: WINDOW, restartGuard: WINDOW });
+    await a.acquire('sticky:warm-up', { wait: 3_000 }).then((lock) => lock.release());
+    const admin = nodes.nodes[4].redis();
+    const calls = new NodeCalls(a.nodes);
+    try {
+      // Twice: the markers gone, and an acquire that writes them back through its second call (`{7}` first).
+      for (const round of [1, 2]) {
+        await admin.flushall();
+        await (await a.acquire(`sticky:${round}`, { wait: 3_000 })).release();
+        await calls.until(() => calls.answered('acquire', 4, `redlock:{sticky:${round}}`) >= 1);
+      }
+      const commands = await NodeCommands.open([nodes.nodes[4]]);
+      try {
+        await (await a.acquire('sticky:3', { wait: 3_000 })).release();
+        await calls.until(() => calls.answered('acquire', 4, 'redlock:{sticky:3}') >= 1);
+        // One call, naming the data-age marker: not a call without it answered `{7}` and sent again.
+        const attempts = commands.commands(0, acquireOn('redlock:{sticky:3}'));
+        expect(attempts).toHaveLength(1);
+        expect(attempts[0]).toContain('redlock:!boot:since');
+      } finally {
+        commands.close();
+      }
     } finally {
       admin.disconnect();
     }

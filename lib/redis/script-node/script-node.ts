@@ -83,6 +83,12 @@ export abstract class ScriptLockNode implements LockNode {
   private runId = '';
   /** The restart guard's last answer here needed the data-age marker: acquire calls name it (`{7}` otherwise). */
   private guardSlowPath = false;
+  /**
+   * `{7}` answers since the run_id was last learnt. A second one, after a grant that wrote the boot marker,
+   * means the marker never names the run_id this node holds (a failover it was not told of: node-redis 5's
+   * sentinel): every call names the data-age marker from then on, rather than every call being sent twice.
+   */
+  private sinceAsked = 0;
   /** A lower bound of the server's uptime when {@link runId} was read, in ms (0 if unknown). */
   private runUptime = 0;
   private infoDenied = false;
@@ -141,11 +147,12 @@ export abstract class ScriptLockNode implements LockNode {
   protected forgetRunId(): void {
     this.runId = '';
     this.runUptime = 0;
+    this.sinceAsked = 0;
   }
 
   acquire(request: AcquireRequest): Promise<AcquireReply> {
     const fencing = request.fenceKeys.length > 0;
-    const sinceKey = this.guardSlowPath;
+    const sinceKey = this.guardSlowPath || this.sinceAsked > 1;
     const call = acquireCall(
       request,
       this.runId,
@@ -158,6 +165,7 @@ export abstract class ScriptLockNode implements LockNode {
       if (!sinceKey && needsSince(raw)) {
         // The guard's slow path (a new server, a marker gone): its calls name the data-age marker until a grant.
         this.guardSlowPath = true;
+        this.sinceAsked++;
         return this.acquire(request);
       }
       const reply = acquireReplyOf(this.name, raw, fencing);
