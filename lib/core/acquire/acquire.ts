@@ -101,8 +101,9 @@ async function attemptUntilDecided(
       if (attempt.kind === 'acquired') {
         return { kind: 'acquired', attempt, attempts, owner: current.owner, claim, ...wakesOf(waiter) };
       }
-      // Only an attempt that may have set an intent (or taken a ticket) leaves something to take back.
-      if (current.intentTtl) refusal.refused = true;
+      // Set on any refusal, also one that set no intent (a first attempt): the next attempt sets one, and may
+      // still be on its way when the call ends (aborted, closed), so the end takes it back.
+      refusal.refused = true;
       // This owner value is never written again: a late "acquired" for it is undone (undoLate, §3).
       claim.abandoned = !plan.unsafeReuseOwner;
       if (signal?.aborted) {
