@@ -7,6 +7,16 @@ import { NodeCalls } from './node-calls';
 /** The window of these tests: locks live at most this long, and a restarted node refuses for as long. */
 const WINDOW = 2_000;
 
+/** An acquire request for `key` with the guard at WINDOW and the default boot marker, sent as a raw call. */
+const guardedRequest = (key: string) => ({
+  keys: [key],
+  fenceKeys: [],
+  owner: 'o',
+  ttl: WINDOW,
+  guardWindow: WINDOW,
+  guardKey: 'redlock:!boot',
+});
+
 describe('restart guard (5 real nodes)', () => {
   const nodes = useRedisNodes(5, {
     afterEach: async () => {
@@ -128,14 +138,7 @@ describe('restart guard (5 real nodes)', () => {
     const admin = nodes.nodes[4].redis();
     try {
       const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
-      const request = {
-        keys: ['redlock:{control}'],
-        fenceKeys: [],
-        owner: 'o',
-        ttl: WINDOW,
-        guardWindow: WINDOW,
-      };
-      const call = acquireCall({ ...request, guardKey: 'redlock:!boot' }, runId, false, 'redlock:!boot', 0);
+      const call = acquireCall(guardedRequest('redlock:{control}'), runId, false, 'redlock:!boot', 0);
       for (let i = 0; i < 5; i++)
         await admin.eval(ACQUIRE_SCRIPT.source, call.keys.length, ...call.keys, ...call.args);
     } finally {
@@ -149,14 +152,7 @@ describe('restart guard (5 real nodes)', () => {
     const admin = nodes.nodes[0].redis();
     try {
       const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
-      const request = {
-        keys: ['redlock:{claimed-old}'],
-        fenceKeys: [],
-        owner: 'o',
-        ttl: WINDOW,
-        guardWindow: WINDOW,
-        guardKey: 'redlock:!boot',
-      };
+      const request = guardedRequest('redlock:{claimed-old}');
       // The client claims an uptime of ten windows for the server's real run_id (ARGV[7] = '2') ...
       const claim = acquireCall(request, runId, false, request.guardKey, 10 * WINDOW);
       expect(claim.args[6]).toBe(2);
@@ -177,14 +173,7 @@ describe('restart guard (5 real nodes)', () => {
     const admin = nodes.nodes[0].redis();
     try {
       const runId = /run_id:(\w+)/.exec(await admin.info('server'))![1];
-      const request = {
-        keys: ['redlock:{no-since}'],
-        fenceKeys: [],
-        owner: 'o',
-        ttl: WINDOW,
-        guardWindow: WINDOW,
-        guardKey: 'redlock:!boot',
-      };
+      const request = guardedRequest('redlock:{no-since}');
       const slim = acquireCall(request, runId, false, request.guardKey, 10 * WINDOW, false);
       expect(slim.args[6]).toBe(4);
       expect(slim.keys).toEqual(['redlock:{no-since}', 'redlock:!boot']);
