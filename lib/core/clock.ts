@@ -12,8 +12,11 @@ export interface Timer {
 export interface Clock {
   /** Milliseconds on a monotonic clock (may be fractional). Never goes backwards. */
   now(): number;
-  /** Runs `fn` after at least `ms`, once I/O that was already pending has been processed. */
-  setTimeout(fn: () => void, ms: number): Timer;
+  /**
+   * Runs `fn` after at least `ms`, once I/O that was already pending has been processed. `keepsAlive` false:
+   * the timer alone does not keep the process running (a closed instance's deadline watch).
+   */
+  setTimeout(fn: () => void, ms: number, keepsAlive?: boolean): Timer;
 }
 
 /**
@@ -27,11 +30,15 @@ export const systemClock: Clock = {
   // The global one, read at each call (not node:perf_hooks' import): Jest's fake timers replace it, so a test
   // that fakes timers moves the core's time with the nodes' (in-memory nodes read Date.now()).
   now: () => globalThis.performance.now(),
-  setTimeout(fn: () => void, ms: number): Timer {
+  setTimeout(fn: () => void, ms: number, keepsAlive = true): Timer {
     let immediate: NodeJS.Immediate | undefined;
-    const cancelTimeout = longTimeout(() => {
-      immediate = setImmediate(fn);
-    }, ms);
+    const cancelTimeout = longTimeout(
+      () => {
+        immediate = setImmediate(fn);
+      },
+      ms,
+      keepsAlive,
+    );
     return {
       cancel() {
         cancelTimeout();
@@ -43,9 +50,10 @@ export const systemClock: Clock = {
 
 /**
  * `setTimeout` for any delay: Node fires a delay above 2³¹ − 1 ms after 1 ms, so a longer one is armed in
- * steps; `Infinity` arms nothing (it never fires). Negative or NaN delays fire at once. Returns the cancel.
+ * steps; `Infinity` arms nothing (it never fires). Negative or NaN delays fire at once. `keepsAlive` false
+ * unrefs each step. Returns the cancel.
  */
-export function longTimeout(fn: () => void, ms: number): () => void {
+export function longTimeout(fn: () => void, ms: number, keepsAlive = true): () => void {
   if (ms === Infinity) return () => undefined;
   let left = ms > 0 ? ms : 0;
   let timeout: NodeJS.Timeout;
@@ -53,6 +61,7 @@ export function longTimeout(fn: () => void, ms: number): () => void {
     const step = Math.min(left, MAX_DURATION);
     left -= step;
     timeout = setTimeout(left > 0 ? arm : fn, step);
+    if (!keepsAlive) timeout.unref();
   };
   arm();
   return () => clearTimeout(timeout);

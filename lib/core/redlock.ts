@@ -168,6 +168,7 @@ export class RedlockCore implements LockOwner {
    */
   keepAlive(lock: Lock): () => void {
     this.checkOwnLock(lock, 'keepAlive');
+    if (this.lifetime.signal.aborted) throw new RedlockClosedError('keepAlive', lock.resources);
     return this.parts.renewals.add(lock);
   }
 
@@ -255,6 +256,8 @@ export class RedlockCore implements LockOwner {
     validateDuration(timeout, 'quit() timeout', 0);
     if (!this.lifetime.signal.aborted) this.lifetime.abort(new RedlockClosedError('acquire', []));
     this.parts.revocations.close();
+    // Nothing can extend a lock any more: renewals stop; a kept lock's holder is still told at its deadline.
+    this.parts.renewals.close();
     // Acquisitions stopped by the abort above remove what they wrote (keys, intents) before the nodes close.
     await Promise.allSettled(this.parts.locking.underWay);
     await this.parts.releases.settle();

@@ -169,7 +169,7 @@ describe('every entry point, every ending: nothing left on the nodes, no handle 
       revoked: LockRevokedError.name,
       quit: RedlockClosedError.name,
     });
-    expect(handlesLeft(before)).toEqual([]);
+    expect(await handlesLeft(before)).toEqual([]);
     for (const label of ['subject', 'holder', 'operator'])
       expect([label, await mineLeft(label)]).toEqual([label, []]);
   });
@@ -196,7 +196,7 @@ describe('every entry point, every ending: nothing left on the nodes, no handle 
       expect(await mineLeft('subject')).toEqual([]);
       await subject.quit();
       await holder.quit();
-      expect(handlesLeft(before)).toEqual([]);
+      expect(await handlesLeft(before)).toEqual([]);
     } finally {
       await down.resume();
     }
@@ -275,7 +275,7 @@ describe('every entry point, every ending: nothing left on the nodes, no handle 
       leadAtClose: ShutdownError.name,
       waitingAtClose: expect.stringMatching(/^(ShutdownError|RedlockClosedError)$/),
     });
-    expect(handlesLeft(before)).toEqual([]);
+    expect(await handlesLeft(before)).toEqual([]);
     for (const label of ['nest', 'holder', 'operator'])
       expect([label, await mineLeft(label)]).toEqual([label, []]);
   });
@@ -291,12 +291,12 @@ describe('every entry point, every ending: nothing left on the nodes, no handle 
       '2 redlock:{planted}',
     ]);
     // Not quit yet: its sockets are found.
-    expect(handlesLeft(before)).toContainEqual(expect.stringMatching(/^\d+ × TCPSocketWrap$/));
+    expect(await handlesLeft(before)).toContainEqual(expect.stringMatching(/^\d+ × TCPSocketWrap$/));
     await (
       await subject.release(lock)
     ).settled;
     expect(await mineLeft('planted')).toEqual([]);
     await subject.quit();
-    expect(handlesLeft(before)).toEqual([]);
+    expect(await handlesLeft(before)).toEqual([]);
   });
 });

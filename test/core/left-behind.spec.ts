@@ -1,25 +1,9 @@
 import { Test } from '@nestjs/testing';
 import type { LockNode } from '../../lib';
-import { Redlock, RedlockModule } from '../../lib';
+import { LockLostError, Redlock, RedlockClosedError, RedlockModule } from '../../lib';
 import { NO_REPLY, startFakeRespNode, useRedisNodes } from '../support';
 import type { FakeRespNode } from '../support';
-
-/** Active handles (sockets, timers, ...) by kind: `process.getActiveResourcesInfo()`, counted. */
-function activeHandles(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  return counts;
-}
-
-/** The kinds of handle active now beyond those active at `before`, with how many more. */
-function leftBehind(before: Map<string, number>): string[] {
-  const extra: string[] = [];
-  for (const [kind, count] of activeHandles()) {
-    const more = count - (before.get(kind) ?? 0);
-    if (more > 0) extra.push(`${more} × ${kind}`);
-  }
-  return extra;
-}
+import { activeHandles, handlesLeft as leftBehind } from './leftovers';
 
 const OPTIONS = { logger: false as const, restartGuard: false as const, nodeTimeout: 300 };
 
@@ -61,8 +45,39 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
       expect(await waiting).toBe('RedlockClosedError');
       await held.release();
       await redlock.quit();
-      expect(leftBehind(before)).toEqual([]);
+      expect(await leftBehind(before)).toEqual([]);
     }));
+
+  it("quit() while locks are kept alive: no renewal after it, and only an unref'd deadline watch", async () => {
+    const before = activeHandles();
+    const redlock = new Redlock(redisNodes.urls, OPTIONS);
+    await redlock.connect(300);
+    const kept = await redlock.acquire('lb:kept', { ttl: 600 });
+    redlock.keepAlive(kept);
+    let leave!: () => void;
+    const left = new Promise<void>((resolve) => (leave = resolve));
+    let entered!: () => void;
+    const working = new Promise<void>((resolve) => (entered = resolve));
+    const using = redlock.using('lb:work', { ttl: 10_000 }, async (lock) => {
+      entered();
+      await left;
+      return lock.signal.aborted;
+    });
+    await working;
+    const extensionsSent = kept.extensionsSent;
+    await redlock.quit();
+    expect(await leftBehind(before)).toEqual([]);
+    // Still valid until its deadline, and its holder is told then, as before quit(); never extended again.
+    const lost = await new Promise((resolve) =>
+      kept.signal.addEventListener('abort', () => resolve(kept.signal.reason)),
+    );
+    expect(lost).toBeInstanceOf(LockLostError);
+    expect(kept.extensionsSent).toBe(extensionsSent);
+    expect(() => redlock.keepAlive(kept)).toThrow(RedlockClosedError);
+    // Work that ends within its lock's validity was protected throughout.
+    leave();
+    expect(await using).toBe(false);
+  });
 
   it('quit() while the revocation subscription waits for a node that never confirms it', async () => {
     const before = activeHandles();
@@ -74,7 +89,7 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
     await redlock.quit();
     // The fake node runs in this process: its side of each connection is a handle until it sees the close.
     await silent.idle();
-    expect(leftBehind(before)).toEqual([]);
+    expect(await leftBehind(before)).toEqual([]);
   });
 
   it('app.close() of a Nest app whose module has a node down', () =>
@@ -86,18 +101,23 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
       const app = moduleRef.createNestApplication({ logger: false });
       await app.init();
       await app.close();
-      expect(leftBehind(before)).toEqual([]);
+      expect(await leftBehind(before)).toEqual([]);
     }));
 
-  it('negative control: a handle planted between the two readings is reported', () => {
+  it('negative control: a timer planted between the two readings is reported, with where it was made', async () => {
     const before = activeHandles();
     const planted = setTimeout(() => undefined, 60_000);
+    // Neither of these keeps the process alive: not reported.
+    clearTimeout(setTimeout(() => undefined, 60_000));
+    const unref = setTimeout(() => undefined, 60_000).unref();
     try {
-      expect(leftBehind(before)).toEqual(['1 × Timeout']);
+      expect(await leftBehind(before)).toEqual([
+        expect.stringMatching(/^1 × Timeout \(created at [^;]*left-behind\.spec\.ts:\d+[^;]*\)$/),
+      ]);
     } finally {
       clearTimeout(planted);
+      clearTimeout(unref);
     }
-    expect(leftBehind(before)).toEqual([]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { type AsyncHook, createHook } from 'node:async_hooks';
 import { once } from 'node:events';
 import type Redis from 'ioredis';
 import type { RedisNodeHandle, RedisNodes } from '../support';
@@ -41,19 +42,90 @@ export async function leftBy(
   return found;
 }
 
-/** Active handles (sockets, timers, ...) by kind: `process.getActiveResourcesInfo()`, counted. */
-export function activeHandles(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  return counts;
+/** Active handles by kind (`process.getActiveResourcesInfo()`, counted), and the timers created since. */
+export interface HandleSnapshot {
+  readonly counts: Map<string, number>;
+  /** Timers created from here on are tracked with where they were created (see {@link handlesLeft}). */
+  readonly timersFrom: number;
 }
 
-/** The kinds of handle active now beyond those active at `before`, with how many more. */
-export function handlesLeft(before: Map<string, number>): string[] {
+/** Every Timeout created while a snapshot is open: its resource and the code that created it. */
+/** What is read of a Timeout: whether it still keeps the process alive, and whether it was cleared. */
+interface TimerResource {
+  hasRef?: () => boolean;
+  _destroyed?: boolean;
+}
+const timers = new Map<number, { readonly resource: TimerResource; readonly site: string[] }>();
+let timerHook: AsyncHook | undefined;
+let openSnapshots = 0;
+const closed = new WeakSet<HandleSnapshot>();
+let timerSerial = 0;
+const serials = new Map<number, number>();
+
+/** The frames of the code that created a timer: the stack without Node's own frames and this file's. */
+function creationSite(): string[] {
+  const lines = (new Error().stack ?? '').split('\n').slice(1);
+  return lines
+    .map((line) => line.trim().replace(/^at /, ''))
+    .filter((line) => !/\(node:|^node:|leftovers\.ts/.test(line))
+    .map((line) => line.replace(`${process.cwd()}/`, ''))
+    .slice(0, 5);
+}
+
+/** Jest's own timers (a reporter's status, in a run in band) run in the test's process: not the library's. */
+function createdByJest(site: readonly string[]): boolean {
+  return site.length > 0 && /node_modules[\\/](@jest[\\/]|jest-)/.test(site[0]);
+}
+
+/** Active handles (sockets, timers, ...) by kind, counted; starts tracking where new timers come from. */
+export function activeHandles(): HandleSnapshot {
+  openSnapshots++;
+  timerHook ??= createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'Timeout') return;
+      timers.set(id, { resource: resource as TimerResource, site: creationSite() });
+      serials.set(id, ++timerSerial);
+    },
+    destroy(id) {
+      timers.delete(id);
+      serials.delete(id);
+    },
+  }).enable();
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return { counts, timersFrom: timerSerial };
+}
+
+/**
+ * The kinds of handle active after one event-loop turn beyond those active at `before`, with how many more. Timers are counted
+ * from their creation instead: those created since `before`, still pending and keeping the process alive,
+ * except Jest's own; each is named with the code that created it.
+ */
+export async function handlesLeft(before: HandleSnapshot): Promise<string[]> {
+  // One turn of the event loop first: an Immediate queued before it (a one-off callback) has run by then.
+  await new Promise((resolve) => setImmediate(resolve));
   const extra: string[] = [];
-  for (const [kind, count] of activeHandles()) {
-    const more = count - (before.get(kind) ?? 0);
+  for (const kind of new Set(process.getActiveResourcesInfo())) {
+    if (kind === 'Timeout') continue;
+    const count = process.getActiveResourcesInfo().filter((k) => k === kind).length;
+    const more = count - (before.counts.get(kind) ?? 0);
     if (more > 0) extra.push(`${more} × ${kind}`);
   }
+  const sites: string[] = [];
+  for (const [id, { resource, site }] of timers) {
+    if ((serials.get(id) ?? 0) <= before.timersFrom || createdByJest(site)) continue;
+    // Cleared (its destroy hook comes later, asynchronously) or unref'd: it keeps nothing alive.
+    if (resource._destroyed === true || resource.hasRef?.() === false) continue;
+    sites.push(site.join(' < '));
+  }
+  if (sites.length > 0) extra.push(`${sites.length} × Timeout (created at ${sites.join('; ')})`);
+  // The hook is process-wide (Jest runs other files in this worker later): off once no snapshot is open.
+  if (!closed.has(before) && --openSnapshots === 0) {
+    timerHook?.disable();
+    timerHook = undefined;
+    timers.clear();
+    serials.clear();
+  }
+  closed.add(before);
   return extra;
 }

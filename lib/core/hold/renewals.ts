@@ -29,6 +29,8 @@ class DueQueue {
   private readonly heap: Entry[] = [];
   private timer: Timer | undefined;
   private timerAt = Infinity;
+  /** False once its instance closed: its timer then no longer keeps the process running. */
+  private keepsAlive = true;
 
   constructor(
     private readonly clock: Clock,
@@ -98,7 +100,17 @@ class DueQueue {
   private arm(at: number): void {
     this.timer?.cancel();
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimeout(
+      () => this.fire(),
+      Math.max(0, at - this.clock.now()),
+      this.keepsAlive,
+    );
+  }
+
+  /** From now on its timer does not keep the process running (re-armed so at once). */
+  detach(): void {
+    this.keepsAlive = false;
+    if (this.timer) this.arm(this.timerAt);
   }
 
   private disarm(): void {
@@ -229,6 +241,20 @@ export class Renewals {
     return this.deadlines.size;
   }
 
+  /** Set by {@link close}: nothing is renewed any more. */
+  private closed = false;
+
+  /**
+   * Ends the renewals (the instance's `quit()`: nothing could extend a lock any more). A lock still kept
+   * alive stays valid until its deadline, and its holder is still told then (signal, onLockLost), but that
+   * deadline timer no longer keeps the process running.
+   */
+  close(): void {
+    this.closed = true;
+    for (let top = this.renewals.peek(); top; top = this.renewals.peek()) this.renewals.remove(top);
+    this.deadlines.detach();
+  }
+
   /** Keeps `lock` alive until the returned function is called (call it before releasing). */
   add(lock: Lock): () => void {
     // Kept alive already (keepAlive twice, or inside using()): one entry, stopped when its last keeper stops.
@@ -290,6 +316,7 @@ export class Renewals {
   }
 
   private scheduleRenewal(entry: Entry, now: number, delay: number): void {
+    if (this.closed) return;
     // The floor keeps short ttls from spinning, but never past half the validity left: a lock with a ttl
     // near the 10 ms minimum would otherwise always be lost before its first renewal.
     const { lock } = entry;
