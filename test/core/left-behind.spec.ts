@@ -106,10 +106,11 @@ describe('no handle outlives quit() or app.close() (real nodes, one of them down
 
   it('negative control: a timer planted between the two readings is reported, with where it was made', async () => {
     const before = activeHandles();
-    const planted = setTimeout(() => undefined, 60_000);
+    const plant = () => setTimeout(() => undefined, 60_000);
+    const planted = plant();
     // Neither of these keeps the process alive: not reported.
-    clearTimeout(setTimeout(() => undefined, 60_000));
-    const unref = setTimeout(() => undefined, 60_000).unref();
+    clearTimeout(plant());
+    const unref = plant().unref();
     try {
       expect(await leftBehind(before)).toEqual([
         expect.stringMatching(/^1 × Timeout \(created at [^;]*left-behind\.spec\.ts:\d+[^;]*\)$/),
