@@ -159,12 +159,33 @@ describe('Redlock operations on 5 real nodes', () => {
     }
   });
 
+  it('a new connection sends each script in full once, then by digest: no NOSCRIPT round trip', async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      const fresh = await redlockOn(nodes);
+      for (let i = 0; i < 3; i++) await (await (await fresh.acquire('in-full')).release()).settled;
+      for (const info of await Promise.all(admins.map((admin) => admin.info('commandstats')))) {
+        // The acquire and the release scripts once each in full; the two later cycles by digest, none refused.
+        expect(info).toMatch(/cmdstat_eval:calls=2,.*failed_calls=0\b/);
+        expect(info).toMatch(/cmdstat_evalsha:calls=4,.*failed_calls=0\b/);
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
   it('every release goes by digest and is re-sent in full after NOSCRIPT, the lock gone everywhere', async () => {
     const admins = nodes.nodes.map((node) => node.redis());
     const stats = () => Promise.all(admins.map((admin) => admin.info('commandstats')));
     try {
       // Every release is of an owner value never written again (each attempt has its own, DESIGN §7), so a
       // re-send after NOSCRIPT that runs after later commands still deletes nothing but its own keys.
+      // A connection's first call of each script goes in full: the release under test is a later one.
+      await (
+        await (await redlock.acquire('by-digest:first')).release()
+      ).settled;
       const lock = await redlock.acquire('by-digest');
       await Promise.all(admins.map((admin) => admin.script('FLUSH')));
       await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));

@@ -142,6 +142,23 @@ describe.each(KINDS)('clients passed in: $name (3 real nodes)', (clientKind) => 
     expect(await clients.ping()).toEqual(['PONG', 'PONG', 'PONG']);
   });
 
+  it("each script's first call goes in full, the later ones by digest: none answered NOSCRIPT", async () => {
+    const admins = nodes.nodes.map((node) => node.redis());
+    try {
+      await Promise.all(admins.map((admin) => admin.script('FLUSH')));
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      const redlock = await redlockOf();
+      for (let i = 0; i < 3; i++) await (await (await redlock.acquire('kind:in-full')).release()).settled;
+      for (const info of await Promise.all(admins.map((admin) => admin.info('commandstats')))) {
+        // The acquire and the release scripts once each in full; every later call by digest, none refused.
+        expect(info).toMatch(/cmdstat_eval:calls=2,.*failed_calls=0\b/);
+        expect(info).toMatch(/cmdstat_evalsha:calls=([4-9]|\d{2,}),.*failed_calls=0\b/);
+      }
+    } finally {
+      for (const admin of admins) admin.disconnect();
+    }
+  });
+
   it('a flushed script cache (NOSCRIPT) is re-sent in full', async () => {
     const redlock = await redlockOf();
     await (await redlock.acquire('kind:noscript')).release();

@@ -33,16 +33,27 @@ export const subscribeTo =
   ([name, ...args]) =>
     /^s?subscribe$/.test(name) && args.includes(channel);
 
+/** The bytes of sdscatrepr's one-letter escapes. */
+const ESCAPED_BYTES: Record<string, number> = { n: 10, r: 13, t: 9, a: 7, b: 8 };
+
 /** The quoted arguments of a MONITOR line, unescaped as the server escaped them (sdscatrepr). */
 function monitorArgs(line: string): string[] {
   const args: string[] = [];
   for (const [, quoted] of line.matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
-    args.push(
-      quoted.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_, escape: string) => {
-        if (escape.length === 3) return String.fromCharCode(parseInt(escape.slice(1), 16));
-        return { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' }[escape] ?? escape;
-      }),
-    );
+    // Each \xNN is one byte: a character beyond ASCII (a script's source may hold some) is several of them.
+    const bytes: number[] = [];
+    for (let i = 0; i < quoted.length; i++) {
+      if (quoted[i] !== '\\') {
+        bytes.push(quoted.charCodeAt(i));
+        continue;
+      }
+      const escape = quoted[++i];
+      if (escape === 'x') {
+        bytes.push(parseInt(quoted.slice(i + 1, i + 3), 16));
+        i += 2;
+      } else bytes.push(ESCAPED_BYTES[escape] ?? escape.charCodeAt(0));
+    }
+    args.push(Buffer.from(bytes).toString('utf8'));
   }
   return args;
 }

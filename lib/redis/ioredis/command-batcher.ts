@@ -34,6 +34,14 @@ export class CommandBatcher {
   /** How script calls are put on the wire: {@link prebuiltSender} where it can, else {@link send}. */
   private readonly send: Sender;
 
+  /**
+   * The scripts (by SHA) this batcher has sent in full: its first call of each is an EVAL, which loads it, and
+   * the later ones EVALSHA — the first lock or batched renewal costs no NOSCRIPT round trip, nor a second
+   * encoding of its arguments. A node that lost its script cache (a restart, SCRIPT FLUSH) still answers
+   * NOSCRIPT, and that call is re-sent in full.
+   */
+  private readonly sentInFull = new Set<string>();
+
   constructor(
     private readonly client: Redis,
     private readonly batching: boolean,
@@ -85,7 +93,7 @@ export class CommandBatcher {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     this.inFlight++;
-    return this.send(this.client, script, keys, args).then(
+    return this.send(this.client, script, keys, args, this.firstOf(script)).then(
       (value) => {
         this.inFlight--;
         return value;
@@ -96,6 +104,13 @@ export class CommandBatcher {
         return this.resend(script, keys, args);
       },
     );
+  }
+
+  /** Whether this is the batcher's first call of `script` (then sent in full, and remembered). */
+  private firstOf(script: LuaScript): boolean {
+    if (this.sentInFull.has(script.sha)) return false;
+    this.sentInFull.add(script.sha);
+    return true;
   }
 
   /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
@@ -129,7 +144,7 @@ export class CommandBatcher {
       return;
     }
     const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of batch) this.send(pipeline, script, keys, args);
+    for (const { script, keys, args } of batch) this.send(pipeline, script, keys, args, this.firstOf(script));
     this.inFlight += batch.length;
     pipeline.exec().then(
       (results) => {

@@ -47,7 +47,7 @@ export class NodeRedisNotConnectedError extends Error {
 
 /**
  * A {@link LockNode} over a node-redis client, cluster or sentinel (its current primary) passed in by the application (docs/DESIGN.md §3, §8).
- * Scripts go by SHA (`EVALSHA`) and are re-sent in full after NOSCRIPT; node-redis writes the commands of one
+ * Scripts go by SHA (`EVALSHA`) after their first call on the client (in full), and are re-sent in full after NOSCRIPT; node-redis writes the commands of one
  * event-loop turn together, so no batcher of ours is needed. Commands are sent only while the client is
  * ready: one issued while reconnecting would wait in node-redis' offline queue and be replayed onto a server
  * that may have restarted. node-redis never re-sends a command it had written, but a command issued just
@@ -94,6 +94,9 @@ export class NodeRedisLockNode extends ScriptLockNode {
     return this.cluster ? this.client.isOpen : this.client.isReady === true;
   }
 
+  /** The scripts (by SHA) already sent in full on this client. */
+  private readonly sentInFull = new Set<string>();
+
   /** One command on the wire: on a cluster, routed to the primary of `firstKey`'s slot. */
   private send(args: string[], firstKey: string | undefined): Promise<unknown> {
     try {
@@ -110,6 +113,13 @@ export class NodeRedisLockNode extends ScriptLockNode {
     // node-redis takes only strings (a number is a TypeError).
     const rest = [String(call.keys.length), ...call.keys, ...call.args.map(String)];
     const firstKey = call.keys[0];
+    // A client's first call of each script goes in full (it loads it): no NOSCRIPT round trip on first use.
+    if (!this.sentInFull.has(script.sha)) {
+      this.sentInFull.add(script.sha);
+      return this.send(['EVAL', script.source, ...rest], firstKey).catch((error: unknown) => {
+        throw this.explained(error);
+      });
+    }
     return this.send(['EVALSHA', script.sha, ...rest], firstKey).catch((error: unknown) => {
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw this.explained(error);
       return this.send(['EVAL', script.source, ...rest], firstKey).catch((again: unknown) => {
