@@ -23,7 +23,8 @@ const BATCH_FROM_IN_FLIGHT = 8;
  * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
  * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
  * CPU and adds latency when calls are sequential.
- * Each call is EVALSHA, re-sent as EVAL when the node answers NOSCRIPT (its script cache was flushed).
+ * Each script's first call is an EVAL (it loads the script), every later one EVALSHA, re-sent as EVAL when the
+ * node answers NOSCRIPT (its script cache was flushed).
  */
 export class CommandBatcher {
   private inFlight = 0;
