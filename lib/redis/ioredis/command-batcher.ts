@@ -1,5 +1,5 @@
 import type { ChainableCommander, Command, Redis } from 'ioredis';
-import type { LuaScript } from '../scripts';
+import { type LuaScript, firstCallOf } from '../scripts';
 import { isClusterClient, explainClusterReply, ioredis } from '../script-node';
 
 interface Queued {
@@ -36,10 +36,8 @@ export class CommandBatcher {
   private readonly send: Sender;
 
   /**
-   * The scripts (by SHA) this batcher has sent in full: its first call of each is an EVAL, which loads it, and
-   * the later ones EVALSHA — the first lock or batched renewal costs no NOSCRIPT round trip, nor a second
-   * encoding of its arguments. A node that lost its script cache (a restart, SCRIPT FLUSH) still answers
-   * NOSCRIPT, and that call is re-sent in full.
+   * The scripts (by SHA) this batcher has sent in full ({@link firstCallOf}): its first renewal batch is not
+   * answered NOSCRIPT and encoded a second time either.
    */
   private readonly sentInFull = new Set<string>();
 
@@ -94,7 +92,7 @@ export class CommandBatcher {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     this.inFlight++;
-    return this.send(this.client, script, keys, args, this.firstOf(script)).then(
+    return this.send(this.client, script, keys, args, firstCallOf(this.sentInFull, script)).then(
       (value) => {
         this.inFlight--;
         return value;
@@ -105,13 +103,6 @@ export class CommandBatcher {
         return this.resend(script, keys, args);
       },
     );
-  }
-
-  /** Whether this is the batcher's first call of `script` (then sent in full, and remembered). */
-  private firstOf(script: LuaScript): boolean {
-    if (this.sentInFull.has(script.sha)) return false;
-    this.sentInFull.add(script.sha);
-    return true;
   }
 
   /** A plain client's cluster replies (MOVED, CROSSSLOT, ...) say that the node is a cluster member. */
@@ -145,7 +136,8 @@ export class CommandBatcher {
       return;
     }
     const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of batch) this.send(pipeline, script, keys, args, this.firstOf(script));
+    for (const { script, keys, args } of batch)
+      this.send(pipeline, script, keys, args, firstCallOf(this.sentInFull, script));
     this.inFlight += batch.length;
     pipeline.exec().then(
       (results) => {

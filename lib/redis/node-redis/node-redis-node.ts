@@ -8,7 +8,7 @@ import {
   ScanTarget,
   ScriptLockNode,
 } from '../script-node';
-import type { LuaScript, ScriptCall } from '../scripts';
+import { type LuaScript, type ScriptCall, firstCallOf } from '../scripts';
 import {
   NodeRedisSentinelLike,
   describeSentinel,
@@ -94,7 +94,7 @@ export class NodeRedisLockNode extends ScriptLockNode {
     return this.cluster ? this.client.isOpen : this.client.isReady === true;
   }
 
-  /** The scripts (by SHA) already sent in full on this client. */
+  /** The scripts (by SHA) already sent in full on this client ({@link firstCallOf}). */
   private readonly sentInFull = new Set<string>();
 
   /** One command on the wire: on a cluster, routed to the primary of `firstKey`'s slot. */
@@ -113,18 +113,14 @@ export class NodeRedisLockNode extends ScriptLockNode {
     // node-redis takes only strings (a number is a TypeError).
     const rest = [String(call.keys.length), ...call.keys, ...call.args.map(String)];
     const firstKey = call.keys[0];
-    // A client's first call of each script goes in full (it loads it): no NOSCRIPT round trip on first use.
-    if (!this.sentInFull.has(script.sha)) {
-      this.sentInFull.add(script.sha);
-      return this.send(['EVAL', script.source, ...rest], firstKey).catch((error: unknown) => {
+    const inFull = () =>
+      this.send(['EVAL', script.source, ...rest], firstKey).catch((error: unknown) => {
         throw this.explained(error);
       });
-    }
+    if (firstCallOf(this.sentInFull, script)) return inFull();
     return this.send(['EVALSHA', script.sha, ...rest], firstKey).catch((error: unknown) => {
       if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw this.explained(error);
-      return this.send(['EVAL', script.source, ...rest], firstKey).catch((again: unknown) => {
-        throw this.explained(again);
-      });
+      return inFull();
     });
   }
 

@@ -24,6 +24,7 @@ export {
   readPermitsReplyOf,
 } from './limit';
 export type { LuaScript, ScriptCall } from './lua-script';
+export { firstCallOf } from './lua-script';
 export { READ_RELEASE_SCRIPT, RELEASE_SCRIPT, releaseCall, releaseReplyOf } from './release';
 export { UnexpectedReplyError, flagReplyOf } from './reply-checks';
 export { REVOKE_SCRIPT, revokeCall, revokeReplyOf } from './revoke';

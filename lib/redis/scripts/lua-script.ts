@@ -20,3 +20,14 @@ export interface ScriptCall {
 export function script(source: string): LuaScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
+
+/**
+ * Whether this is a client's first call of `script` (`sent`: the SHAs that client has sent in full), and
+ * records it: a first call goes in full (EVAL loads the script), so a client's first use costs no NOSCRIPT
+ * round trip; later calls go by digest, and a node that lost its script cache answers NOSCRIPT as before.
+ */
+export function firstCallOf(sent: Set<string>, script: LuaScript): boolean {
+  if (sent.has(script.sha)) return false;
+  sent.add(script.sha);
+  return true;
+}
