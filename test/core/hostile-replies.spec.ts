@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Redlock } from '../../lib';
 import { ACQUIRE_SCRIPT } from '../../lib/redis';
 import { READ_PERMITS_SCRIPT } from '../../lib/redis/scripts';
-import { FakeRespNode, RespValue, startFakeRespNode, useRedisNodes } from '../support';
+import { FakeRespNode, RespValue, digestOf, startFakeRespNode, useRedisNodes } from '../support';
 import { valuesOnNodes } from './helpers';
-
-const sha1 = (text = '') => createHash('sha1').update(text).digest('hex');
 
 describe('a node answering garbage next to 2 honest real nodes', () => {
   let fake: FakeRespNode;
@@ -24,7 +21,7 @@ describe('a node answering garbage next to 2 honest real nodes', () => {
   beforeAll(async () => {
     fake = await startFakeRespNode((command, args) => {
       // By digest, or in full (a connection's first call of a script, and the re-send after NOSCRIPT).
-      const sha = command === 'evalsha' ? args[0] : command === 'eval' ? sha1(args[0]) : undefined;
+      const sha = digestOf(command, args[0]);
       if (sha === READ_PERMITS_SCRIPT.sha) return readPermitsReply;
       if (sha === ACQUIRE_SCRIPT.sha) return acquireReply;
       return command === 'eval' ? 'garbage' : undefined;

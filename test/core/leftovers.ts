@@ -49,18 +49,28 @@ export interface HandleSnapshot {
   readonly timersFrom: number;
 }
 
-/** Every Timeout created while a snapshot is open: its resource and the code that created it. */
 /** What is read of a Timeout: whether it still keeps the process alive, and whether it was cleared. */
 interface TimerResource {
   hasRef?: () => boolean;
   _destroyed?: boolean;
 }
-const timers = new Map<number, { readonly resource: TimerResource; readonly site: string[] }>();
+
+/** Every Timeout created while a snapshot is open: its resource, its number, and the code that created it. */
+const timers = new Map<
+  number,
+  { readonly resource: TimerResource; readonly serial: number; readonly site: string[] }
+>();
 let timerHook: AsyncHook | undefined;
 let openSnapshots = 0;
 const closed = new WeakSet<HandleSnapshot>();
 let timerSerial = 0;
-const serials = new Map<number, number>();
+
+/** `process.getActiveResourcesInfo()`, counted by kind. */
+function countByKind(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
 
 /** The frames of the code that created a timer: the stack without Node's own frames and this file's. */
 function creationSite(): string[] {
@@ -83,17 +93,13 @@ export function activeHandles(): HandleSnapshot {
   timerHook ??= createHook({
     init(id, type, _trigger, resource) {
       if (type !== 'Timeout') return;
-      timers.set(id, { resource: resource as TimerResource, site: creationSite() });
-      serials.set(id, ++timerSerial);
+      timers.set(id, { resource: resource as TimerResource, serial: ++timerSerial, site: creationSite() });
     },
     destroy(id) {
       timers.delete(id);
-      serials.delete(id);
     },
   }).enable();
-  const counts = new Map<string, number>();
-  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  return { counts, timersFrom: timerSerial };
+  return { counts: countByKind(), timersFrom: timerSerial };
 }
 
 /**
@@ -105,15 +111,13 @@ export async function handlesLeft(before: HandleSnapshot): Promise<string[]> {
   // One turn of the event loop first: an Immediate queued before it (a one-off callback) has run by then.
   await new Promise((resolve) => setImmediate(resolve));
   const extra: string[] = [];
-  for (const kind of new Set(process.getActiveResourcesInfo())) {
-    if (kind === 'Timeout') continue;
-    const count = process.getActiveResourcesInfo().filter((k) => k === kind).length;
+  for (const [kind, count] of countByKind()) {
     const more = count - (before.counts.get(kind) ?? 0);
-    if (more > 0) extra.push(`${more} × ${kind}`);
+    if (kind !== 'Timeout' && more > 0) extra.push(`${more} × ${kind}`);
   }
   const sites: string[] = [];
-  for (const [id, { resource, site }] of timers) {
-    if ((serials.get(id) ?? 0) <= before.timersFrom || createdByJest(site)) continue;
+  for (const { resource, serial, site } of timers.values()) {
+    if (serial <= before.timersFrom || createdByJest(site)) continue;
     // Cleared (its destroy hook comes later, asynchronously) or unref'd: it keeps nothing alive.
     if (resource._destroyed === true || resource.hasRef?.() === false) continue;
     sites.push(site.join(' < '));
@@ -124,7 +128,6 @@ export async function handlesLeft(before: HandleSnapshot): Promise<string[]> {
     timerHook?.disable();
     timerHook = undefined;
     timers.clear();
-    serials.clear();
   }
   closed.add(before);
   return extra;

@@ -13,7 +13,7 @@ export type { FakeRespNode, RespHandler, RespValue } from './fake-resp-node';
 export { clientCounts } from './client-counts';
 export { delay, eventually } from './waits';
 export { valuesOnNodes } from './node-values';
-export { NodeCommands, acquireOn, scriptOn, subscribeTo } from './node-commands';
+export { NodeCommands, acquireOn, digestOf, scriptOn, subscribeTo } from './node-commands';
 export type { CommandMatch, RanCommand } from './node-commands';
 export { KeyEvents } from './key-events';
 export { renewedPast, renewedTimes } from './renewals';

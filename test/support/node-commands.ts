@@ -8,7 +8,12 @@ export type RanCommand = readonly string[];
 /** Picks commands out of a node's MONITOR stream. */
 export type CommandMatch = (command: RanCommand) => boolean;
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+/** The digest of the script an EVALSHA (`name` lower case) or EVAL names; undefined for any other command. */
+export function digestOf(name: string, script: string | undefined): string | undefined {
+  if (script === undefined) return undefined;
+  if (name === 'evalsha') return script;
+  return name === 'eval' ? createHash('sha1').update(script).digest('hex') : undefined;
+}
 
 /** An EVAL or EVALSHA (a lock script, any) whose keys or arguments name `key`. */
 export const scriptOn =
@@ -23,9 +28,7 @@ export const scriptOn =
 export const acquireOn =
   (key: string): CommandMatch =>
   ([name, script, ...args]) =>
-    args.includes(key) &&
-    ((name === 'evalsha' && script === ACQUIRE_SCRIPT.sha) ||
-      (name === 'eval' && script !== undefined && sha1(script) === ACQUIRE_SCRIPT.sha));
+    args.includes(key) && digestOf(name, script) === ACQUIRE_SCRIPT.sha;
 
 /** A SUBSCRIBE or SSUBSCRIBE of `channel`. */
 export const subscribeTo =
