@@ -1,6 +1,6 @@
 import { ForeignDataError, LockLostError, QuorumUnavailableError, Redlock } from '../../lib';
 import { IoredisLockNode } from '../../lib/redis';
-import { RedisNodes, useRedisNodes } from '../support';
+import { NodeCommands, RedisNodes, useRedisNodes } from '../support';
 import { closeAll, redlockOn, valuesOnNodes } from './helpers';
 import { watchKeyEnds } from './keyspace';
 
@@ -223,6 +223,33 @@ describe('Redlock operations on 5 real nodes', () => {
       });
     } finally {
       admin.disconnect();
+    }
+  });
+
+  it('a plain lock on a free resource reads it with one EXISTS of its lock and readers keys, not a GET', async () => {
+    const other = await redlockOn(nodes, { owner: 'other' });
+    const commands = await NodeCommands.open([nodes.nodes[0]]);
+    const [free, held] = ['redlock:{fast:free}', 'redlock:{fast:held}'];
+    const existsOf =
+      (key: string) =>
+      ([name, ...keys]: readonly string[]) =>
+        name === 'exists' && keys.join(' ') === `${key} ${key}:readers`;
+    const getOf = (key: string) => (c: readonly string[]) => c[0] === 'get' && c[1] === key;
+    const setOf = (key: string) => (c: readonly string[]) => c[0] === 'set' && c[1] === key;
+    try {
+      await (await redlock.acquire('fast:free')).release();
+      await commands.ran(setOf(free));
+      const granting = commands.commands(0).slice(0, commands.commands(0).findIndex(setOf(free)));
+      expect(granting.filter(existsOf(free))).toHaveLength(1);
+      expect(granting.filter(getOf(free))).toEqual([]);
+      // The control: a resource held here takes the full checks, whose GET finds the holder.
+      const holder = await redlock.acquire('fast:held');
+      expect(await other.tryAcquire('fast:held')).toBeNull();
+      await commands.ran(existsOf(held), setOf(held), existsOf(held), getOf(held));
+      await holder.release();
+    } finally {
+      commands.close();
+      await other.quit();
     }
   });
 

@@ -68,17 +68,23 @@ const GRANT_READER = `  for i = 1, n do
  * or, for a writer, while a live reader remains; else every lock key is set to the owner with the ttl, and a
  * later attempt's own intent is cleared.
  */
-const GRANT_WRITER = `  for i = 1, n do
-    local holder = redis.call('GET', KEYS[i])
-    if holder and holder ~= ARGV[1] then
-      if mode == 'w' and intent_ttl ~= '0' then
-        redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', intent_ttl)
+const GRANT_WRITER = `  -- Fast path: none of the lock keys (nor, for a writer, the readers keys) exists here, so nothing else to
+  -- read. Any key present (held, this owner's straggler, readers, another application's data) takes the checks.
+  local keys_read = mode == 'w' and 2 * n or n
+  local free = not fair and keys_read <= 64 and redis.call('EXISTS', unpack(KEYS, 1, keys_read)) == 0
+  if not free then
+    for i = 1, n do
+      local holder = redis.call('GET', KEYS[i])
+      if holder and holder ~= ARGV[1] then
+        if mode == 'w' and intent_ttl ~= '0' then
+          redis.call('SET', KEYS[2 * n + i], intent_id, 'PX', intent_ttl)
+        end
+        local nowms = now_ms()
+        return queued_reply(0, redis.call('PTTL', KEYS[i]), nowms)
       end
-      local nowms = now_ms()
-      return queued_reply(0, redis.call('PTTL', KEYS[i]), nowms)
     end
   end
-  if mode == 'w' then
+  if mode == 'w' and not free then
     local nowms = nil
     for i = 1, n do
       if redis.call('EXISTS', KEYS[n + i]) == 1 then
@@ -106,11 +112,11 @@ const GRANT_WRITER = `  for i = 1, n do
       end
       leave_queue(nowms)
     end
-    if (ARGV[9] or '') ~= '' then
-      for i = 1, n do
-        if redis.call('GET', KEYS[2 * n + i]) == intent_id then
-          redis.call('DEL', KEYS[2 * n + i])
-        end
+  end
+  if mode == 'w' and (ARGV[9] or '') ~= '' then
+    for i = 1, n do
+      if redis.call('GET', KEYS[2 * n + i]) == intent_id then
+        redis.call('DEL', KEYS[2 * n + i])
       end
     end
   end

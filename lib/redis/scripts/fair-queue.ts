@@ -17,16 +17,24 @@ local qbase = n * (ARGV[5] == '1' and 2 or 1) + rw + guard_keys
 `;
 
 /**
- * Lua functions: `join_queue(nowms)` takes or renews this acquisition's ticket on every resource (first arrival
- * kept: ZADD NX) when the call waits; `place_reply(code, value, nowms)` a busy answer with the ticket's place
- * (the furthest back over the resources, from 1) as a fourth element when it has a ticket; `queued_reply` the
- * same after joining; `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still runs on any
- * resource (nil: none); `leave_queue(nowms)` takes the ticket out on a grant and marks its own turn granted.
+ * Lua functions: `queued_reply(code, value, nowms)` a busy answer — for a fair call that waits, after joining the
+ * queue and with the ticket's place as a fourth element. For a fair call only (nil otherwise): `join_queue(nowms)`
+ * takes or renews this acquisition's ticket on every resource (first arrival kept: ZADD NX) when the call waits;
+ * `place_reply(code, value, nowms)` a busy answer with the ticket's place (the furthest back over the resources,
+ * from 1) when it has a ticket; `earlier_turn(nowms)` answers how many ms an earlier live ticket's turn still
+ * runs on any resource (nil: none); `leave_queue(nowms)` takes the ticket out on a grant and marks its own turn
+ * granted. Each Lua function is a new closure on every call, so a call that is not fair makes one, not seven.
  */
 export const FAIR_FUNCTIONS = `
-local function join_queue(nowms)
+local function queued_reply(code, value, nowms)
+  return {code, value, nowms}
+end
+local join_queue, place_reply, live_head, read_turn, earlier_turn, leave_queue
+-- Made only for a fair call: every function is a new closure on each call.
+if fair then
+function join_queue(nowms)
   local ttl = tonumber(ARGV[10])
-  if not fair or ttl <= 0 then
+  if ttl <= 0 then
     return
   end
   local arrival = nowms - tonumber(ARGV[12])
@@ -43,8 +51,8 @@ local function join_queue(nowms)
   end
 end
 
-local function place_reply(code, value, nowms)
-  if not fair or tonumber(ARGV[10]) <= 0 then
+function place_reply(code, value, nowms)
+  if tonumber(ARGV[10]) <= 0 then
     return {code, value, nowms}
   end
   local place = 1
@@ -57,12 +65,12 @@ local function place_reply(code, value, nowms)
   return {code, value, nowms, place}
 end
 
-local function queued_reply(code, value, nowms)
+function queued_reply(code, value, nowms)
   join_queue(nowms)
   return place_reply(code, value, nowms)
 end
 
-local function live_head(i, nowms)
+function live_head(i, nowms)
   local queue, live = KEYS[qbase + i], KEYS[qbase + n + i]
   local dead = redis.call('ZRANGEBYSCORE', live, '-inf', nowms, 'LIMIT', 0, 32)
   if #dead > 0 then
@@ -86,7 +94,7 @@ end
 
 -- The turn marker: '<ends>:<t|g>:<ticket>' — when the turn ends, whether its ticket has been granted here since
 -- (g), and whose turn it is. A bare number (an older marker) is a turn of nobody in particular.
-local function read_turn(marker)
+function read_turn(marker)
   local value = redis.call('GET', marker)
   if not value then
     return nil
@@ -102,7 +110,7 @@ local function read_turn(marker)
   return nil
 end
 
-local function earlier_turn(nowms)
+function earlier_turn(nowms)
   local left = nil
   for i = 1, n do
     local head, expiry = live_head(i, nowms)
@@ -126,7 +134,7 @@ local function earlier_turn(nowms)
   return left
 end
 
-local function leave_queue(nowms)
+function leave_queue(nowms)
   for i = 1, n do
     redis.call('ZREM', KEYS[qbase + i], intent_id)
     redis.call('ZREM', KEYS[qbase + n + i], intent_id)
@@ -141,5 +149,6 @@ local function leave_queue(nowms)
       end
     end
   end
+end
 end
 `;
