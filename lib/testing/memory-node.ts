@@ -165,8 +165,9 @@ export class MemoryNode implements LockNode {
     permitKeys: readonly string[],
     permits: number,
     ttl: number,
+    next?: number,
   ): Promise<PermitsReading> {
-    return this.call(() => this.model.readPermits(key, permitKeys, permits, ttl));
+    return this.call(() => this.model.readPermits(key, permitKeys, permits, ttl, next));
   }
 
   inspect(keys: readonly string[]): Promise<NodeReading> {

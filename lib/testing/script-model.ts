@@ -157,13 +157,21 @@ export class ScriptModel extends ModelServer {
     return luaNumber(recorded.value) ?? -1;
   }
 
-  /** READ_PERMITS: LIMIT, and per permit key whether it holds nothing (absent or expired). */
-  readPermits(key: string, permitKeys: readonly string[], permits: number, ttl: number): PermitsReading {
+  /**
+   * READ_PERMITS: LIMIT, and per permit key whether it holds nothing (absent or expired) — or LIMIT alone when
+   * the permit tried `next` holds nothing.
+   */
+  readPermits(
+    key: string,
+    permitKeys: readonly string[],
+    permits: number,
+    ttl: number,
+    next?: number,
+  ): PermitsReading {
     const limit = this.limit(key, permits, ttl);
-    const free = permitKeys.map(
-      (k) => this.keyspace.get(k) === undefined && this.keyspace.getSet(k) === undefined,
-    );
-    return { limit, free };
+    const empty = (k: string) => this.keyspace.get(k) === undefined && this.keyspace.getSet(k) === undefined;
+    if (next !== undefined && permitKeys[next] !== undefined && empty(permitKeys[next])) return { limit };
+    return { limit, free: permitKeys.map(empty) };
   }
 
   /** INSPECT (read-only): the node's `TIME` in ms and each key's type, value or members, and PTTL. */

@@ -187,6 +187,70 @@ describe('counting semaphores: { permits: n } over the quorum (3 real nodes)', (
     },
   );
 
+  it('the read sent with the permit won last skips the scan while that permit is free, and reads all once it is lost', async () => {
+    const caller = await orderedInstance();
+    const admin = redisNodes.nodes.map((node) => node.redis());
+    try {
+      // Won once (permit 0 with random 0): the next call's read goes out with an attempt on it.
+      await (await caller.acquire('sem:race', { permits: 8 })).release();
+      const reads: (number | undefined)[][] = caller.nodes.map(() => []);
+      const scans = caller.nodes.map(() => 0);
+      // A read ends once a quorum answered: the last node's answer is awaited here before counting.
+      const answered: Promise<unknown>[] = [];
+      const lastRead: Promise<unknown>[] = [];
+      caller.nodes.forEach((node, i) => {
+        const readPermits = node.readPermits!.bind(node);
+        node.readPermits = (key, permitKeys, permits, ttl, next) => {
+          reads[i].push(next);
+          const reading = readPermits(key, permitKeys, permits, ttl, next).then((one) => {
+            if (one.free) scans[i]++;
+            return one;
+          });
+          answered.push(reading);
+          lastRead[i] = reading;
+          return reading;
+        };
+      });
+      // Free on every node: each read answers the limit alone, and the attempt wins.
+      const first = await caller.acquire('sem:race', { permits: 8 });
+      expect(first.permit).toBe(0);
+      await Promise.allSettled(answered);
+      expect(reads).toEqual([[0], [0], [0]]);
+      expect(scans).toEqual([0, 0, 0]);
+      await first.release();
+      // Taken by someone else between each node's read and the attempt behind it (held back until that node's
+      // read answered): the read skipped the scan, so every permit is read again before the next is tried —
+      // one at a time, not all seven at once.
+      const tried: string[] = [];
+      caller.nodes.forEach((node, i) => {
+        const acquire = node.acquire.bind(node);
+        node.acquire = async (request) => {
+          tried.push(request.keys[0].replace('redlock:{sem:race}', ''));
+          if (request.keys[0] === 'redlock:{sem:race}#0') {
+            await lastRead[i];
+            await admin[i].set('redlock:{sem:race}#0', 'someone', 'PX', 30_000);
+          }
+          return acquire(request);
+        };
+      });
+      reads.forEach((list) => (list.length = 0));
+      const second = await caller.acquire('sem:race', { permits: 8 });
+      expect(second.permit).toBe(1);
+      await Promise.allSettled(answered);
+      expect(reads).toEqual([
+        [0, undefined],
+        [0, undefined],
+        [0, undefined],
+      ]);
+      expect(scans).toEqual([1, 1, 1]);
+      expect(tried.sort()).toEqual(['#0', '#0', '#0', '#1', '#1', '#1']);
+      await second.release();
+    } finally {
+      admin.forEach((one) => one.disconnect());
+      await caller.quit();
+    }
+  });
+
   it('one round without reading the nodes: the random permit busy, every other is tried at once; extras won are released', async () => {
     // Slot 0 first for both (random 0): the holder takes it, the caller finds it busy.
     const holder = await orderedInstance();

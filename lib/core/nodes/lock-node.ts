@@ -85,8 +85,11 @@ export interface ExtendItem {
 export interface PermitsReading {
   /** The recorded number of permits; −1 when the limit key holds something that is not a number. */
   readonly limit: number;
-  /** Per permit key, in order: true when the node holds no key there. */
-  readonly free: readonly boolean[];
+  /**
+   * Per permit key, in order: true when the node holds no key there. May be left out when the call named the
+   * permit tried next (`next`) and the node holds no key there.
+   */
+  readonly free?: readonly boolean[];
 }
 
 /** One key as a node holds it, read by {@link LockNode.inspect}. */
@@ -184,13 +187,16 @@ export interface LockNode {
   /**
    * Optional: {@link limit}, and in the same call which of `permitKeys` (a semaphore's permits, in order) the
    * node holds no key at (read-only for those). A semaphore reads its free permits with it (docs/DESIGN.md
-   * §14); without it the core calls {@link limit} and reads them with {@link inspect}.
+   * §14); without it the core calls {@link limit} and reads them with {@link inspect}. `next` (optional): the
+   * index of the permit the caller tries right after this read; when the node holds no key there it may answer
+   * without `free` (the attempt decides; the core reads them all again only if it fails).
    */
   readPermits?(
     key: string,
     permitKeys: readonly string[],
     permits: number,
     ttl: number,
+    next?: number,
   ): Promise<PermitsReading>;
   /**
    * Optional: calls `listener('released')` when one of `keys` is released on this node, and

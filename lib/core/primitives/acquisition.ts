@@ -8,7 +8,8 @@ import { Lock, LockOwner } from '../lock';
 import type { LocalQueues } from './local-queue';
 import * as messages from '../messages';
 import type { CallSettings } from '../options';
-import { PermitResult, acquirePermit, limitKey } from './permits';
+import { PermitResult, acquirePermit } from './permits';
+import { limitKey } from './semaphore-read';
 
 /** @internal What acquisitions of one instance work with: values built once by the instance. */
 export interface LockingContext {

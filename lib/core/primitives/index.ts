@@ -13,4 +13,5 @@ export type { LeadOptions } from './leadership';
 /** @internal */
 export type { TermRunner } from './leadership';
 export { LocalQueues } from './local-queue';
-export { limitKey, permitKey } from './permits';
+export { permitKey } from './permits';
+export { limitKey } from './semaphore-read';

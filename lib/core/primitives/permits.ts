@@ -7,11 +7,10 @@ import {
   ReleaseWaiter,
   backoffDelay,
 } from '../acquire';
-import { PermitCountMismatchError } from '../errors';
-import { askNodes, type AcquireRequest, callNode, type LockNode, type PermitsReading } from '../nodes';
+import type { AcquireRequest } from '../nodes';
 import { releaseOnAll } from '../release';
 import { nextOwnerValue } from '../lock';
-import { conflictingPermits, describe } from '../messages';
+import { type SemaphoreRead, readSemaphore } from './semaphore-read';
 
 /**
  * The key of permit `slot` of a semaphore: `<lock key>#<slot>`. Same hash tag as the resource's lock and
@@ -19,11 +18,6 @@ import { conflictingPermits, describe } from '../messages';
  */
 export function permitKey(lockKey: string, slot: number): string {
   return `${lockKey}#${slot}`;
-}
-
-/** The key where each node records a semaphore's number of permits: `<lock key>#permits`. */
-export function limitKey(lockKey: string): string {
-  return `${lockKey}#permits`;
 }
 
 /** A permit acquisition's result: the mutex's, with the slot it holds and the key of that slot. */
@@ -54,7 +48,7 @@ export async function acquirePermit(
   const began = clock.now();
   const base = request.keys[0];
   const slots = Array.from({ length: permits }, (_, slot) => permitKey(base, slot));
-  const read = () => readSemaphore(plan, base, slots, permits, request.ttl, resources);
+  const read = (next?: number) => readSemaphore(plan, base, slots, permits, request.ttl, resources, next);
   let waiter: ReleaseWaiter | undefined;
   const shared: SlotTries = { plan, resources, request, slots, signal, tries: { attempts: 0 } };
   const { tries } = shared;
@@ -69,13 +63,14 @@ export async function acquirePermit(
   };
   // The permit tried with the read was free: nothing else to order or try.
   if (opening.outcome.won) return granted(opening.outcome.won);
-  let free = opening.free;
+  // Nodes that found the guess free answered without the other permits: read them all before trying those.
+  let free = opening.skipped ? (await read()).free : opening.free;
   try {
     for (let round = 1; ; round++) {
-      if (round > 1) free = await read();
+      if (round > 1) free = (await read()).free;
       const order = roundOrder(permits, free, plan.random);
-      const outcome = await roundOutcome(shared, order, round === 1 ? { guess, ...opening } : undefined);
-      const { won, busy, failure, holderTtl } = outcome;
+      const opened = round === 1 ? { ...opening, guess, free } : undefined;
+      const { won, busy, failure, holderTtl } = await roundOutcome(shared, order, opened);
       const attempts = tries.attempts;
       if (won) return granted(won);
       // Every permit is held (busy wins over unavailable: a quorum answered for those slots).
@@ -165,10 +160,10 @@ function merged(earlier: SlotsOutcome | undefined, later: SlotsOutcome): SlotsOu
 async function firstRound(
   { plan, resources, request, slots, signal, tries }: SlotTries,
   guess: number,
-  read: () => Promise<Set<number> | undefined>,
-): Promise<{ free: Set<number> | undefined; outcome: SlotsOutcome }> {
+  read: (next: number) => Promise<SemaphoreRead>,
+): Promise<SemaphoreRead & { outcome: SlotsOutcome }> {
   const [reading, tried] = await Promise.allSettled([
-    read(),
+    read(guess),
     trySlots(plan, resources, request, [guess], slots, signal, tries),
   ]);
   if (reading.status === 'rejected') {
@@ -180,7 +175,7 @@ async function firstRound(
     throw reading.reason;
   }
   if (tried.status === 'rejected') throw tried.reason;
-  return { free: reading.value, outcome: tried.value };
+  return { ...reading.value, outcome: tried.value };
 }
 
 /** The permit each instance won last, per semaphore (its permit-0 key): a hint, at most this many kept. */
@@ -302,93 +297,3 @@ function minTtl(a: number | undefined, b: number | undefined): number | undefine
 function wakesOf(waiter: ReleaseWaiter | undefined): { wokenByRelease: number; wokenByTimer: number } {
   return { wokenByRelease: waiter?.wokenByRelease ?? 0, wokenByTimer: waiter?.wokenByTimer ?? 0 };
 }
-
-/** One node's answer to a semaphore read: its recorded limit, and the free permits when it can tell. */
-interface SemaphoreReading {
-  readonly limit: number;
-  readonly free: readonly boolean[] | undefined;
-}
-
-/**
- * Reads the semaphore on every node in one call each (`readPermits`; `limit` and `inspect` from a node
- * without it), until a quorum answered with this number: records the number of permits where none is recorded,
- * refuses the call when a node that answered had another one recorded (callers that disagree would otherwise
- * each admit their own number of holders; the record lives at least as long as the last acquisition's ttl),
- * and answers which permits the answers read free — a round
- * tries those first, so that one busy permit after another is not tried in vain. A hint only: a permit read
- * free may be taken before the attempt, which decides as always. Undefined when fewer than a quorum could tell.
- */
-async function readSemaphore(
-  plan: AcquirePlan,
-  base: string,
-  slots: readonly string[],
-  permits: number,
-  ttl: number,
-  resources: readonly string[],
-): Promise<Set<number> | undefined> {
-  const key = limitKey(base);
-  const result = await askNodes<SemaphoreReading, PermitsReading | SemaphoreReading>(
-    plan,
-    'acquire',
-    (node) =>
-      node.readPermits
-        ? callNode(node, 'readPermits', () => node.readPermits!(key, slots, permits, ttl))
-        : readApart(node, key, slots, permits, ttl),
-    // A quorum of nodes with this number suffices: two callers with different numbers cannot both find their
-    // own on a quorum (quorums intersect, and a node keeps the first number recorded while it is used).
-    { needed: plan.quorum, isYes: (reading) => reading.limit === permits },
-    (node, reading) => checkedReading(node, reading, slots.length),
-  );
-  const reads: (readonly boolean[])[] = [];
-  result.answers.forEach((answer, index) => {
-    if (answer.status !== 'value') return;
-    if (answer.value.limit !== permits) {
-      throw new PermitCountMismatchError(
-        conflictingPermits(resources, permits, answer.value.limit, plan.nodes[index].name, key),
-        resources,
-        permits,
-        answer.value.limit,
-      );
-    }
-    if (answer.value.free) reads.push(answer.value.free);
-  });
-  if (reads.length < plan.quorum) return undefined;
-  const free = new Set<number>();
-  slots.forEach((_, slot) => {
-    if (reads.every((read) => read[slot])) free.add(slot);
-  });
-  return free;
-}
-
-/** A semaphore read from a node without `readPermits`: its `limit` (if any) and its `inspect` (if any). */
-async function readApart(
-  node: LockNode,
-  key: string,
-  slots: readonly string[],
-  permits: number,
-  ttl: number,
-): Promise<SemaphoreReading> {
-  const [limit, reading] = await Promise.all([
-    node.limit ? callNode(node, 'limit', () => node.limit!(key, permits, ttl)) : permits,
-    node.inspect ? callNode(node, 'inspect', () => node.inspect!(slots)) : undefined,
-  ]);
-  if (reading === undefined) return { limit, free: undefined };
-  if (!Array.isArray(reading?.keys) || reading.keys.length !== slots.length)
-    throw new Error(
-      `${node.name}: LockNode.inspect() resolved ${describe(reading)} for ${slots.length} keys`,
-    );
-  return { limit, free: reading.keys.map((one) => one?.type === 'none') };
-}
-
-/** A node's semaphore reading, checked: a limit ≥ −1 and one flag per permit; another shape is its error. */
-function checkedReading(node: LockNode, reading: SemaphoreReading, count: number): SemaphoreReading {
-  const { limit, free } = (reading ?? {}) as Partial<SemaphoreReading>;
-  // A node without readPermits answered through limit(): its value is what a wrong answer shows.
-  const [method, shown] = node.readPermits ? ['readPermits', reading] : ['limit', limit];
-  const limitOk = typeof limit === 'number' && Number.isSafeInteger(limit) && limit >= -1;
-  const flagsOk = free === undefined || (Array.isArray(free) && free.length === count && free.every(isFlag));
-  if (!limitOk || !flagsOk) throw new Error(`${node.name}: LockNode.${method}() resolved ${describe(shown)}`);
-  return { limit: limit!, free };
-}
-
-const isFlag = (flag: unknown): flag is boolean => typeof flag === 'boolean';

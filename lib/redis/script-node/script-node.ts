@@ -252,9 +252,11 @@ export abstract class ScriptLockNode implements LockNode {
     permitKeys: readonly string[],
     permits: number,
     ttl: number,
+    next?: number,
   ): Promise<PermitsReading> {
-    return this.runWithTurn(READ_PERMITS_SCRIPT, readPermitsCall(key, permitKeys, permits, ttl)).then((raw) =>
-      readPermitsReplyOf(this.name, raw, permitKeys.length),
+    const call = readPermitsCall(key, permitKeys, permits, ttl, next);
+    return this.runWithTurn(READ_PERMITS_SCRIPT, call).then((raw) =>
+      readPermitsReplyOf(this.name, raw, permitKeys.length, next !== undefined),
     );
   }
 

@@ -33,12 +33,18 @@ end
 export const LIMIT_SCRIPT = script(`${RECORD_LIMIT}return limit\n`);
 
 /**
- * READ_PERMITS: LIMIT, and which permits are free. KEYS[2..n+1]: the permit keys; ARGV as LIMIT's. Returns
- * `{limit, flags}`, flags one character per permit key in order: `1` where the node holds no such key, `0`
- * where it does (64 permits in 64 bytes, one EXISTS each).
+ * READ_PERMITS: LIMIT, and which permits are free. KEYS[2..n+1]: the permit keys; ARGV[1..2] as LIMIT's;
+ * ARGV[3], optional: the permit (from 0) the caller tries next. Returns `{limit, flags}`, flags one character per
+ * permit key in order: `1` where the node holds no such key, `0` where it does (64 permits in 64 bytes, one
+ * EXISTS each) — or `{limit}` when the node holds no key at ARGV[3]'s permit: the caller's attempt on it, sent
+ * right behind this read, decides, and the scan of every permit (most of this script's time) is skipped.
  */
 export const READ_PERMITS_SCRIPT = script(
   `${RECORD_LIMIT}
+local next_key = ARGV[3] and KEYS[2 + (tonumber(ARGV[3]) or -2)]
+if next_key and redis.call('EXISTS', next_key) == 0 then
+  return {limit}
+end
 local flags = {}
 for i = 2, #KEYS do
   flags[i - 1] = redis.call('EXISTS', KEYS[i]) == 0 and '1' or '0'
@@ -52,14 +58,15 @@ export function limitCall(key: string, permits: number, ttl: number): ScriptCall
   return { keys: [key], args: [permits, ttl] };
 }
 
-/** READ_PERMITS' KEYS and ARGV. */
+/** READ_PERMITS' KEYS and ARGV; `next`: the permit tried next (see READ_PERMITS_SCRIPT). */
 export function readPermitsCall(
   key: string,
   permitKeys: readonly string[],
   permits: number,
   ttl: number,
+  next?: number,
 ): ScriptCall {
-  return { keys: [key, ...permitKeys], args: [permits, ttl] };
+  return { keys: [key, ...permitKeys], args: next === undefined ? [permits, ttl] : [permits, ttl, next] };
 }
 
 /** The limit script answers the recorded number of permits, or −1 for a value that is not a number. */
@@ -69,14 +76,19 @@ export function limitReplyOf(node: string, raw: unknown): number {
   throw new UnexpectedReplyError(node, 'the limit script', raw, 'expected a whole number ≥ −1');
 }
 
-/** READ_PERMITS answers `{limit, flags}`: the limit as LIMIT's, then exactly `count` characters of 0 or 1. */
+/**
+ * READ_PERMITS answers `{limit, flags}`: the limit as LIMIT's, then exactly `count` characters of 0 or 1 — or,
+ * when it was asked about the permit tried next (`next`) and that one is free, `{limit}` alone.
+ */
 export function readPermitsReplyOf(
   node: string,
   raw: unknown,
   count: number,
-): { limit: number; free: boolean[] } {
-  if (Array.isArray(raw) && raw.length === 2) {
+  next = false,
+): { limit: number; free?: boolean[] } {
+  if (Array.isArray(raw) && (raw.length === 2 || (next && raw.length === 1))) {
     const [limit, flags] = [integerOf(raw[0]), raw[1]];
+    if (limit !== undefined && limit >= -1 && raw.length === 1) return { limit };
     if (limit !== undefined && limit >= -1 && typeof flags === 'string' && flags.length === count) {
       if (/^[01]*$/.test(flags)) return { limit, free: Array.from(flags, (flag) => flag === '1') };
     }
@@ -85,6 +97,6 @@ export function readPermitsReplyOf(
     node,
     'the read-permits script',
     raw,
-    `expected [a whole number ≥ −1, ${count} characters each 0 or 1]`,
+    `expected [a whole number ≥ −1, ${count} characters each 0 or 1]${next ? ' or [that number]' : ''}`,
   );
 }

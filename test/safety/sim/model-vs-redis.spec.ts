@@ -189,8 +189,11 @@ type Op =
   /** The batched renewal (EXTEND_MANY): several locks' extends in one script call. */
   | { kind: 'extend-many'; items: ExtendItem[] }
   | { kind: 'release'; keys: string[]; owner: string; readers?: string[] }
-  /** LIMIT, or with `permitKeys` READ_PERMITS (the limit and which of those keys are absent). */
-  | { kind: 'limit'; key: string; permits: number; ttl: number; permitKeys?: string[] }
+  /**
+   * LIMIT, or with `permitKeys` READ_PERMITS (the limit and which of those keys are absent; with `next`, the
+   * limit alone when that permit key is absent).
+   */
+  | { kind: 'limit'; key: string; permits: number; ttl: number; permitKeys?: string[]; next?: number }
   | { kind: 'sleep'; ms: number }
   | { kind: 'flushall' }
   | { kind: 'write'; key: string; value: string; ttl?: number }
@@ -218,6 +221,16 @@ const acquireA = (owner: string, extra: Partial<AcquireRequest> = {}, guard?: Gu
   guard: guard ?? { runId: '', noInfo: false },
 });
 /** The read-write fields of a request on resource `a`. */
+/** READ_PERMITS of `a`'s lock key and its permit 1, asked about permit `next` (0: the lock key). */
+const readPermitsNext = (next: number): Op => ({
+  kind: 'limit',
+  key: PERMITS_A,
+  permits: 2,
+  ttl: 2000,
+  permitKeys: [lockKey('a'), `${lockKey('a')}#1`],
+  next,
+});
+
 const rwA = (mode: 'read' | 'write'): Partial<AcquireRequest> => ({
   mode,
   readerKeys: [readersKey('a')],
@@ -315,6 +328,9 @@ const SCRIPTS: Record<string, (c: ScriptContext) => Op[]> = {
       permitKeys: [lockKey('a'), `${lockKey('a')}#1`, PERMITS_A],
     },
   ],
+  // READ_PERMITS asked about a permit that is free (the limit alone), then about one that is held (every flag).
+  'read-permits:next-free': () => [acquireA('o1'), readPermitsNext(1)],
+  'read-permits:next-held': () => [acquireA('o1'), readPermitsNext(0)],
 };
 
 /** Drives one real node and one model with the same random operations; throws at the first disagreement. */
@@ -481,7 +497,9 @@ class Differential {
       const key = `${lockKey(rng.pick(RESOURCES))}#permits`;
       // Half of them read which of some keys are absent too (READ_PERMITS), lock keys among them.
       const permitKeys = rng.int(0, 1) === 1 ? RESOURCES.map(lockKey) : undefined;
-      return { kind: 'limit', key, permits: rng.pick([2, 2, 2, 3]), ttl, permitKeys };
+      // Half of those name the permit tried next (the first round's read).
+      const next = permitKeys && rng.int(0, 1) === 1 ? rng.int(0, permitKeys.length - 1) : undefined;
+      return { kind: 'limit', key, permits: rng.pick([2, 2, 2, 3]), ttl, permitKeys, next };
     }
     if (roll < 0.93) return { kind: 'sleep', ms: rng.int(1, 60) };
     if (roll < 0.945) return { kind: 'flushall' };
@@ -733,16 +751,19 @@ class Differential {
       real = realFlags.join();
       model = modelFlags.join();
     } else if (op.kind === 'limit' && op.permitKeys) {
-      const call = readPermitsCall(op.key, op.permitKeys, op.permits, op.ttl);
+      const call = readPermitsCall(op.key, op.permitKeys, op.permits, op.ttl, op.next);
       const read = readPermitsReplyOf(
         'redis',
         await this.eval(READ_PERMITS_SCRIPT, call),
         op.permitKeys.length,
+        op.next !== undefined,
       );
       real = JSON.stringify(read);
-      model = JSON.stringify(server.readPermits(op.key, op.permitKeys, op.permits, op.ttl));
-      const some = read.free.some((free) => free) && read.free.some((free) => !free);
-      if (some) this.count(this.stats.outcomes, 'read-permits:some-free');
+      model = JSON.stringify(server.readPermits(op.key, op.permitKeys, op.permits, op.ttl, op.next));
+      const some = read.free && read.free.some((free) => free) && read.free.some((free) => !free);
+      if (some && op.next === undefined) this.count(this.stats.outcomes, 'read-permits:some-free');
+      if (op.next !== undefined)
+        this.count(this.stats.outcomes, read.free ? 'read-permits:next-held' : 'read-permits:next-free');
     } else if (op.kind === 'limit') {
       real = limitReplyOf('redis', await this.eval(LIMIT_SCRIPT, limitCall(op.key, op.permits, op.ttl)));
       model = server.limit(op.key, op.permits, op.ttl);
@@ -947,6 +968,8 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
       'limit:agreed',
       'limit:disagreed',
       'read-permits:some-free',
+      'read-permits:next-free',
+      'read-permits:next-held',
     ];
     for (const outcome of outcomes) expect(stats.outcomes[outcome]).toBeGreaterThan(0);
     // A writer's first attempt without intent keys (the call most acquisitions end on), granted and refused.
@@ -1021,6 +1044,24 @@ describe(`model vs real scripts on redis-server (SIM_DIFF_SEED=${SEED})`, () => 
         }
       }
       const caught = await firstDisagreement(SEED ^ 0xf4ee, (env, spec) => new AllFree(env, spec), 2_000);
+      expect(caught).toBeInstanceOf(Disagreement);
+      expect(String(caught)).toMatch(/free/);
+    }, 60_000);
+
+    it('read-permits skips the scan whenever asked about a permit, free or held', async () => {
+      class AlwaysSkips extends VirtualServer {
+        override readPermits(
+          key: string,
+          permitKeys: readonly string[],
+          permits: number,
+          ttl: number,
+          next?: number,
+        ) {
+          if (next !== undefined) return { limit: this.limit(key, permits, ttl) };
+          return super.readPermits(key, permitKeys, permits, ttl);
+        }
+      }
+      const caught = await firstDisagreement(SEED ^ 0xf4ef, (env, spec) => new AlwaysSkips(env, spec), 2_000);
       expect(caught).toBeInstanceOf(Disagreement);
       expect(String(caught)).toMatch(/free/);
     }, 60_000);
