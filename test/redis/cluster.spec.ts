@@ -8,6 +8,7 @@ import {
   QuorumUnavailableError,
   Redlock,
 } from '../../lib';
+import { type Clock, systemClock } from '../../lib/core/clock';
 import { slotOf } from '../../lib/redis/script-node/cluster-slots';
 import { NodeCommands, acquireOn, renewedTimes, subscribeTo } from '../support';
 import { LocalCluster, startCluster } from '../support/redis-cluster';
@@ -247,10 +248,35 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     };
   }
 
-  /** A holder, a waiter for the same resource, the holder's release: the waiter must wake on its announcement. */
-  async function handOver(redlock: Redlock, resource: string): Promise<void> {
+  /**
+   * The system clock, telling when a timer of a second or more is next armed: a waiter that went to sleep until
+   * the holder's ttl (or its budget) ends.
+   */
+  function watchedClock(): { clock: Clock; nextLongTimer(): Promise<void> } {
+    let armed: (() => void) | undefined;
+    const clock: Clock = {
+      now: () => systemClock.now(),
+      setTimeout(fn, ms, keepsAlive) {
+        if (ms >= 1_000) armed?.();
+        return systemClock.setTimeout(fn, ms, keepsAlive);
+      },
+    };
+    return { clock, nextLongTimer: () => new Promise<void>((resolve) => (armed = resolve)) };
+  }
+
+  /**
+   * A holder, a waiter for the same resource, the holder's release once the waiter is asleep (`watched`: the
+   * instance's clock): the waiter must wake on its announcement.
+   */
+  async function handOver(
+    redlock: Redlock,
+    resource: string,
+    watched: ReturnType<typeof watchedClock>,
+  ): Promise<void> {
     const key = `redlock:{${resource}}`;
     const held = await redlock.acquire(resource, { ttl: 30_000 });
+    // Armed after the holder's own timers: the next long one is the waiter's sleep.
+    const asleep = watched.nextLongTimer();
     const primary = await cluster.primaryOf(slotOf(key));
     const commands = await NodeCommands.open(
       cluster.nodes.nodes.filter((node) => node.url.endsWith(primary)),
@@ -264,16 +290,20 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
     await commands.ran(acquireOn(key), acquireOn(key));
     subscribed.close();
     commands.close();
+    // Its second busy answer handled and its sleep begun: a release announced earlier would set it to retry
+    // after a short quiet period instead (woken by a timer, not by the announcement).
+    await asleep;
     await redlock.release(held);
     await redlock.release(await waiting);
     expect(redlock.stats.wokenByRelease).toBeGreaterThanOrEqual(1);
   }
 
   it('a waiter wakes on the release announcement, which stays in its shard (SPUBLISH)', async () => {
-    const redlock = new Redlock([client], { restartGuard: false, logger: false });
+    const watched = watchedClock();
+    const redlock = new Redlock([client], { restartGuard: false, logger: false }, { clock: watched.clock });
     try {
       const before = await busPublishes();
-      await handOver(redlock, 'cluster:wake');
+      await handOver(redlock, 'cluster:wake', watched);
       const after = await busPublishes();
       // Two releases: each went to its primary's replica only, none to the other four nodes.
       expect(after.broadcast - before.broadcast).toBe(0);
@@ -300,7 +330,8 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       redisOptions: { username: 'noshard', password: 'noshard-pw', maxRetriesPerRequest: 1 },
     });
     await new Promise((resolve) => limited.once('ready', resolve));
-    const redlock = new Redlock([limited], { restartGuard: false, logger: false });
+    const watched = watchedClock();
+    const redlock = new Redlock([limited], { restartGuard: false, logger: false }, { clock: watched.clock });
     try {
       // The first subscription of this client opens its subscriber connections and learns that SSUBSCRIBE is
       // denied (then falls back to SUBSCRIBE): done here, before the waiter measured below, whose subscription
@@ -312,7 +343,7 @@ describe('Redis Cluster as a node (3 primaries + 3 replicas, real processes)', (
       warmed.close();
       unwatch();
       const before = await busPublishes();
-      await handOver(redlock, 'cluster:noshard');
+      await handOver(redlock, 'cluster:noshard', watched);
       // The announcements crossed the bus as PUBLISH (to the five other nodes each).
       expect((await busPublishes()).broadcast - before.broadcast).toBeGreaterThanOrEqual(5);
     } finally {
