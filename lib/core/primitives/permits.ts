@@ -63,8 +63,9 @@ export async function acquirePermit(
   };
   // The permit tried with the read was free: nothing else to order or try.
   if (opening.outcome.won) return granted(opening.outcome.won);
-  // Nodes that found the guess free answered without the other permits: read them all before trying those.
-  let free = opening.skipped ? (await read()).free : opening.free;
+  // Too few nodes said which permits are free, since some found the guess free and skipped the rest: read them
+  // all before trying those.
+  let free = opening.free === undefined && opening.skipped ? (await read()).free : opening.free;
   try {
     for (let round = 1; ; round++) {
       if (round > 1) free = (await read()).free;

@@ -88,9 +88,10 @@ export function readPermitsReplyOf(
 ): { limit: number; free?: boolean[] } {
   if (Array.isArray(raw) && (raw.length === 2 || (next && raw.length === 1))) {
     const [limit, flags] = [integerOf(raw[0]), raw[1]];
-    if (limit !== undefined && limit >= -1 && raw.length === 1) return { limit };
-    if (limit !== undefined && limit >= -1 && typeof flags === 'string' && flags.length === count) {
-      if (/^[01]*$/.test(flags)) return { limit, free: Array.from(flags, (flag) => flag === '1') };
+    if (limit !== undefined && limit >= -1) {
+      if (raw.length === 1) return { limit };
+      if (typeof flags === 'string' && flags.length === count && /^[01]*$/.test(flags))
+        return { limit, free: Array.from(flags, (flag) => flag === '1') };
     }
   }
   throw new UnexpectedReplyError(
