@@ -1,14 +1,6 @@
-import type { ChainableCommander, Command, Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 import { type LuaScript, firstCallOf } from '../scripts';
 import { isClusterClient, explainClusterReply, ioredis } from '../script-node';
-
-interface Queued {
-  readonly script: LuaScript;
-  readonly keys: readonly string[];
-  readonly args: readonly (string | number)[];
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
 
 /**
  * Below this many commands in flight on the connection, calls go out at once: the few in flight are then
@@ -19,8 +11,10 @@ const BATCH_FROM_IN_FLIGHT = 8;
 
 /**
  * Sends script calls to one node: straight away while the connection is nearly idle (no added latency for
- * sequential use), and under load coalesced into one pipeline per event-loop turn (flushed on
- * `setImmediate`, so the calls that the answers of every node's socket set off in one turn share a write).
+ * sequential use), and under load written together: the first call of an event-loop turn made while many are
+ * in flight corks the socket until `setImmediate`, so the calls that the answers of every node's socket set off
+ * in one turn share one write (one system call). No pipeline object is built for them: each call is the same
+ * command it would be alone, and its promise settles as the node's answer arrives.
  * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
  * CPU and adds latency when calls are sequential.
  * Each script's first call is an EVAL (it loads the script), every later one EVALSHA, re-sent as EVAL when the
@@ -28,7 +22,8 @@ const BATCH_FROM_IN_FLIGHT = 8;
  */
 export class CommandBatcher {
   private inFlight = 0;
-  private queue: Queued[] = [];
+  /** The socket is corked until the next `setImmediate` (calls of this turn share its write). */
+  private corked = false;
   /** Commands re-sent after NOSCRIPT whose answers may not have been handled yet (see {@link reordering}). */
   private resent = 0;
 
@@ -51,13 +46,8 @@ export class CommandBatcher {
   }
 
   call(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    // Once something is queued, later calls queue behind it: a node must run them in the order sent.
-    if (!this.batching || (this.inFlight < BATCH_FROM_IN_FLIGHT && this.queue.length === 0))
-      return this.direct(script, keys, args);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ script, keys, args, resolve, reject });
-      if (this.queue.length === 1) setImmediate(() => this.flush());
-    });
+    if (this.batching && !this.corked && this.inFlight >= BATCH_FROM_IN_FLIGHT) this.corkForTurn();
+    return this.direct(script, keys, args);
   }
 
   /**
@@ -69,12 +59,31 @@ export class CommandBatcher {
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
-    const stream = (this.client as { stream?: { cork?(): void; uncork?(): void } }).stream;
-    if (!this.batching || this.client.status !== 'ready' || !stream?.cork || !stream.uncork)
-      return this.call(script, keys, args);
-    stream.cork();
-    process.nextTick(() => stream.uncork!());
+    const stream = this.corkable();
+    if (stream) {
+      stream.cork();
+      process.nextTick(() => stream.uncork());
+    }
     return this.call(script, keys, args);
+  }
+
+  /** The client's socket while commands written now go to it (not to ioredis' offline queue). */
+  private corkable(): { cork(): void; uncork(): void } | undefined {
+    if (!this.batching || this.client.status !== 'ready') return undefined;
+    const stream = (this.client as { stream?: { cork?(): void; uncork?(): void } }).stream;
+    return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+  }
+
+  /** Corks the socket until the next `setImmediate`: the calls of this turn leave in one write. */
+  private corkForTurn(): void {
+    const stream = this.corkable();
+    if (!stream) return;
+    this.corked = true;
+    stream.cork();
+    setImmediate(() => {
+      this.corked = false;
+      stream.uncork();
+    });
   }
 
   /**
@@ -126,48 +135,18 @@ export class CommandBatcher {
       setImmediate(() => this.resent--);
     });
   }
-
-  private flush(): void {
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 1) {
-      const [only] = batch;
-      this.direct(only.script, only.keys, only.args).then(only.resolve, only.reject);
-      return;
-    }
-    const pipeline = this.client.pipeline();
-    for (const { script, keys, args } of batch)
-      this.send(pipeline, script, keys, args, firstCallOf(this.sentInFull, script));
-    this.inFlight += batch.length;
-    pipeline.exec().then(
-      (results) => {
-        this.inFlight -= batch.length;
-        batch.forEach((queued, i) => {
-          const [error, value] = results?.[i] ?? [new Error('no reply in the pipeline'), undefined];
-          if (!error) queued.resolve(value);
-          else if (isNoScript(error))
-            this.resend(queued.script, queued.keys, queued.args).then(queued.resolve, queued.reject);
-          else queued.reject(this.explained(error));
-        });
-      },
-      (error: unknown) => {
-        this.inFlight -= batch.length;
-        for (const queued of batch) queued.reject(error);
-      },
-    );
-  }
 }
 
-/** Sends one script call to a client (resolves the reply) or a pipeline (queues it; the promise is unused). */
+/** Sends one script call to a client; resolves its reply. */
 type Sender = (
-  target: Redis | ChainableCommander,
+  target: Redis,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
   inFull?: boolean,
 ) => Promise<unknown>;
 
-/** What {@link send} calls: a client (resolves the reply) or a pipeline (queues the command). */
+/** What {@link send} calls on a client. */
 interface ScriptTarget {
   evalsha(...flat: unknown[]): unknown;
   eval(...flat: unknown[]): unknown;
@@ -179,7 +158,7 @@ interface ScriptTarget {
  * spreading them into the call (its typings only list flat arguments).
  */
 function send(
-  target: Redis | ChainableCommander,
+  target: Redis,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],
@@ -197,7 +176,7 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
-/** What {@link prebuiltSender} calls: a client or a pipeline of the same ioredis module as its Command. */
+/** What {@link prebuiltSender} calls: a client of the same ioredis module as its Command. */
 interface CommandTarget {
   sendCommand(command: Command): unknown;
 }
