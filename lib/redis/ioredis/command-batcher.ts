@@ -1,6 +1,7 @@
 import type { Command, Redis } from 'ioredis';
 import { type LuaScript, firstCallOf } from '../scripts';
 import { isClusterClient, explainClusterReply, ioredis } from '../script-node';
+import { respOf } from './resp-command';
 
 /**
  * Below this many commands in flight on the connection, calls go out at once: the few in flight are then
@@ -209,8 +210,9 @@ function prebuiltSender(client: Redis): Sender | undefined {
   // keyPrefix: the constructor prefixes keys; the other two change how ioredis' own methods send.
   if (!options || options.keyPrefix || options.showFriendlyErrorStack || options.enableAutoPipelining)
     return undefined;
+  const ScriptCommand = scriptCommandOf(CommandOf);
   return (target, script, keys, args, inFull = false) => {
-    const command = new CommandOf(inFull ? 'eval' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
+    const command = new ScriptCommand(inFull ? 'eval' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
     if (!inFull && keys.length >= SHARED_BYTES_FROM) {
       const built = sharedCall(script, keys, args);
       command.args = built.flat;
@@ -222,6 +224,23 @@ function prebuiltSender(client: Redis): Sender | undefined {
     (target as unknown as CommandTarget).sendCommand(command);
     return command.promise as Promise<unknown>;
   };
+}
+
+/** The subclass made for each ioredis Command class: one class (one object shape) for every client. */
+const scriptCommands = new WeakMap<CommandClass, CommandClass>();
+
+/** ioredis' Command, written as one flat string ({@link respOf}) instead of a chain of concatenations. */
+function scriptCommandOf(CommandOf: CommandClass): CommandClass {
+  let made = scriptCommands.get(CommandOf);
+  if (!made) {
+    made = class ScriptCommand extends CommandOf {
+      override toWritable(): string | Buffer {
+        return respOf(this.name, this.args as string[]);
+      }
+    };
+    scriptCommands.set(CommandOf, made);
+  }
+  return made;
 }
 
 /** A script call's arguments for ioredis' Command: the script (SHA, or source), the key count, keys, args. */
@@ -271,9 +290,7 @@ export function sharedCall(
   const known = sharedCalls.get(args);
   if (known && known.keys === keys && known.sha === script.sha) return known;
   const flat = flatArgs(script, keys, args, false);
-  let text = `*${flat.length + 1}\r\n$7\r\nevalsha\r\n`;
-  for (const arg of flat) text += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
-  const built = { keys, sha: script.sha, flat, bytes: Buffer.from(text, 'utf8') };
+  const built = { keys, sha: script.sha, flat, bytes: Buffer.from(respOf('evalsha', flat), 'utf8') };
   sharedCalls.set(args, built);
   return built;
 }
