@@ -121,7 +121,7 @@ describe('Redlock operations on 5 real nodes', () => {
     }
   });
 
-  it('concurrent calls batched into pipelines survive a flushed script cache too', async () => {
+  it('concurrent calls written together survive a flushed script cache too', async () => {
     const admins = nodes.nodes.map((node) => node.redis());
     try {
       for (let round = 0; round < 3; round++) {

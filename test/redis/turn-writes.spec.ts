@@ -58,6 +58,22 @@ describe('calls made in one turn share a socket write', () => {
     expect(counted.writes).toBeLessThan(counted.commands / 4);
   });
 
+  it("with a test's fake timers installed (they fake setImmediate), concurrent calls are still written", async () => {
+    const redlock = await redlockOn(nodes);
+    // The timers only: a frozen Date would read as a clock step of the nodes (docs/DESIGN.md §17).
+    jest.useFakeTimers({ doNotFake: ['Date', 'performance', 'hrtime'] });
+    try {
+      // Answers come by I/O alone: a socket left corked until a faked setImmediate would never send them.
+      const locks = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => redlock.acquire(`turn:fake:${i}`)),
+      );
+      await Promise.all(locks.map((lock) => lock.release()));
+      expect(locks).toHaveLength(60);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('control: sequential calls leave one write each', async () => {
     const redlock = await redlockOn(nodes);
     const counted = await countWrites(async () => {

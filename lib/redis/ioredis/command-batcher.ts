@@ -11,6 +11,13 @@ import { respOf } from './resp-command';
 const BATCH_FROM_IN_FLIGHT = 8;
 
 /**
+ * Captured when this module loads: fake timers a test installs later (Jest fakes `setImmediate`) must not keep
+ * a socket corked, which would hold back every write on it.
+ */
+const nextTurn = setImmediate;
+const endOfTick = process.nextTick;
+
+/**
  * Sends script calls to one node: straight away while the connection is nearly idle (no added latency for
  * sequential use), and under load written together: the first call of an event-loop turn made while many are
  * in flight corks the socket until `setImmediate`, so the calls that the answers of every node's socket set off
@@ -63,7 +70,7 @@ export class CommandBatcher {
     const stream = this.corkable();
     if (stream) {
       stream.cork();
-      process.nextTick(() => stream.uncork());
+      endOfTick(() => stream.uncork());
     }
     return this.call(script, keys, args);
   }
@@ -81,7 +88,7 @@ export class CommandBatcher {
     if (!stream) return;
     this.corked = true;
     stream.cork();
-    setImmediate(() => {
+    nextTurn(() => {
       this.corked = false;
       stream.uncork();
     });
@@ -133,7 +140,7 @@ export class CommandBatcher {
     return this.send(this.client, script, keys, args, true).finally(() => {
       this.inFlight--;
       // Counted until the callers' handlers of this answer (microtasks) have run.
-      setImmediate(() => this.resent--);
+      nextTurn(() => this.resent--);
     });
   }
 }
@@ -216,7 +223,7 @@ function prebuiltSender(client: Redis): Sender | undefined {
     if (!inFull && keys.length >= SHARED_BYTES_FROM) {
       const built = sharedCall(script, keys, args);
       command.args = built.flat;
-      command.toWritable = () => built.bytes;
+      command.bytes = built.bytes;
     } else {
       // Set after construction: the constructor would flatten (and stringify) them again.
       command.args = flatArgs(script, keys, args, inFull);
@@ -226,16 +233,23 @@ function prebuiltSender(client: Redis): Sender | undefined {
   };
 }
 
+/** ioredis' Command as the library sends a script call: its bytes built once for all nodes, or by respOf. */
+type ScriptCommandClass = new (
+  ...args: ConstructorParameters<CommandClass>
+) => Command & { bytes: Buffer | undefined };
+
 /** The subclass made for each ioredis Command class: one class (one object shape) for every client. */
-const scriptCommands = new WeakMap<CommandClass, CommandClass>();
+const scriptCommands = new WeakMap<CommandClass, ScriptCommandClass>();
 
 /** ioredis' Command, written as one flat string ({@link respOf}) instead of a chain of concatenations. */
-function scriptCommandOf(CommandOf: CommandClass): CommandClass {
+function scriptCommandOf(CommandOf: CommandClass): ScriptCommandClass {
   let made = scriptCommands.get(CommandOf);
   if (!made) {
     made = class ScriptCommand extends CommandOf {
+      /** The call's bytes when built once and shared by every node ({@link sharedCall}). */
+      bytes: Buffer | undefined = undefined;
       override toWritable(): string | Buffer {
-        return respOf(this.name, this.args as string[]);
+        return this.bytes ?? respOf(this.name, this.args as string[]);
       }
     };
     scriptCommands.set(CommandOf, made);

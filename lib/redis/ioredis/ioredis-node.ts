@@ -76,7 +76,7 @@ export class IoredisLockNode extends ScriptLockNode {
 
   /**
    * @param owned the library created the client (offline queue and command replay off, ioredis
-   *   auto-pipelining off): concurrent calls are then coalesced into pipelines, the node is
+   *   auto-pipelining off): under load the calls of one event-loop turn then leave in one socket write, the node is
    *   {@link ordered}, and {@link close} quits the client.
    */
   constructor(
@@ -86,7 +86,7 @@ export class IoredisLockNode extends ScriptLockNode {
   ) {
     super(isClusterClient(client));
     this.name = name ?? describeClient(client);
-    // A Cluster pipeline must stay within one slot: calls go out one by one there.
+    // A Cluster client has no one socket to cork: its calls go out one by one.
     this.commands = new CommandBatcher(client, owned && !this.cluster);
     // The run_id of the server behind the current connection, for the restart guard's fast path. A new
     // connection (perhaps to a restarted server) forgets it until it has been read again.
