@@ -58,6 +58,25 @@ describe('calls made in one turn share a socket write', () => {
     expect(counted.writes).toBeLessThan(counted.commands / 4);
   });
 
+  it('a burst of 5,000 releases in one turn: each resolves on a quorum, none counted as timed out', async () => {
+    const redlock = await redlockOn(nodes);
+    const locks = [];
+    for (let from = 0; from < 5_000; from += 250)
+      locks.push(
+        ...(await Promise.all(
+          Array.from({ length: 250 }, (_, i) => redlock.acquire(`turn:burst:${from + i}`)),
+        )),
+      );
+    // One turn issues every release (15,000 commands, longer than the 50 ms node timeout): held back until the
+    // turn ends, the nodes would start on them after every timeout had run.
+    const results = await Promise.all(locks.map((lock) => lock.release()));
+    const timedOut = results.filter((result) => result.votes.some((vote) => vote.outcome === 'timeout'));
+    expect({ timedOut: timedOut.length, short: results.filter((r) => r.releasedOn < 2).length }).toEqual({
+      timedOut: 0,
+      short: 0,
+    });
+  });
+
   it("with a test's fake timers installed (they fake setImmediate), concurrent calls are still written", async () => {
     const redlock = await redlockOn(nodes);
     // The timers only: a frozen Date would read as a clock step of the nodes (docs/DESIGN.md §17).

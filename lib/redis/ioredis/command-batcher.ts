@@ -11,6 +11,20 @@ import { respOf } from './resp-command';
 const BATCH_FROM_IN_FLIGHT = 8;
 
 /**
+ * While corked, the buffered calls are written once they reach this many bytes (a few hundred lock calls), so
+ * a long turn's calls reach the node while the turn still runs.
+ */
+const CORKED_BYTES = 64 * 1024;
+
+/** A socket as the batcher corks it. */
+interface CorkableStream {
+  cork(): void;
+  uncork(): void;
+  /** Bytes buffered and not yet handed to the system (Node's Writable). */
+  readonly writableLength: number;
+}
+
+/**
  * Captured when this module loads: fake timers a test installs later (Jest fakes `setImmediate`) must not keep
  * a socket corked, which would hold back every write on it.
  */
@@ -30,8 +44,8 @@ const endOfTick = process.nextTick;
  */
 export class CommandBatcher {
   private inFlight = 0;
-  /** The socket is corked until the next `setImmediate` (calls of this turn share its write). */
-  private corked = false;
+  /** The socket corked until the next `setImmediate` (calls of this turn share its write), if any. */
+  private corked: CorkableStream | undefined;
   /** Commands re-sent after NOSCRIPT whose answers may not have been handled yet (see {@link reordering}). */
   private resent = 0;
 
@@ -54,7 +68,15 @@ export class CommandBatcher {
   }
 
   call(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    if (this.batching && !this.corked && this.inFlight >= BATCH_FROM_IN_FLIGHT) this.corkForTurn();
+    const { corked } = this;
+    if (corked) {
+      // A long turn (thousands of releases at once) must not hold its calls back until it ends: the nodes
+      // then start on them only after every call's node timeout has run, and each would count as timed out.
+      if (corked.writableLength >= CORKED_BYTES) {
+        corked.uncork();
+        corked.cork();
+      }
+    } else if (this.batching && this.inFlight >= BATCH_FROM_IN_FLIGHT) this.corkForTurn();
     return this.direct(script, keys, args);
   }
 
@@ -76,20 +98,22 @@ export class CommandBatcher {
   }
 
   /** The client's socket while commands written now go to it (not to ioredis' offline queue). */
-  private corkable(): { cork(): void; uncork(): void } | undefined {
+  private corkable(): CorkableStream | undefined {
     if (!this.batching || this.client.status !== 'ready') return undefined;
-    const stream = (this.client as { stream?: { cork?(): void; uncork?(): void } }).stream;
-    return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+    const stream = (this.client as { stream?: Partial<CorkableStream> }).stream;
+    return stream?.cork && stream.uncork && typeof stream.writableLength === 'number'
+      ? (stream as CorkableStream)
+      : undefined;
   }
 
   /** Corks the socket until the next `setImmediate`: the calls of this turn leave in one write. */
   private corkForTurn(): void {
     const stream = this.corkable();
     if (!stream) return;
-    this.corked = true;
+    this.corked = stream;
     stream.cork();
     nextTurn(() => {
-      this.corked = false;
+      this.corked = undefined;
       stream.uncork();
     });
   }
