@@ -34,7 +34,7 @@ async function keysOn(admin: Redis, pattern: string): Promise<string[]> {
 }
 
 /**
- * Under load, the calls made in one turn of the event loop leave each socket in one write (the socket is
+ * Under load, the calls made in one turn of the event loop leave each socket together, a write per 64 KiB (the socket is
  * corked until `setImmediate`), each still its own command with its own answer; while few calls are in flight
  * each leaves at once (no added latency for sequential use).
  */

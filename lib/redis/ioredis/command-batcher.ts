@@ -35,7 +35,7 @@ const endOfTick = process.nextTick;
  * Sends script calls to one node: straight away while the connection is nearly idle (no added latency for
  * sequential use), and under load written together: the first call of an event-loop turn made while many are
  * in flight corks the socket until `setImmediate`, so the calls that the answers of every node's socket set off
- * in one turn share one write (one system call). No pipeline object is built for them: each call is the same
+ * in one turn share a write (one system call per 64 KiB). No pipeline object is built for them: each call is the same
  * command it would be alone, and its promise settles as the node's answer arrives.
  * ioredis' own auto-pipelining defers every command to the next `setImmediate`, which doubles the client
  * CPU and adds latency when calls are sequential.
@@ -106,7 +106,7 @@ export class CommandBatcher {
       : undefined;
   }
 
-  /** Corks the socket until the next `setImmediate`: the calls of this turn leave in one write. */
+  /** Corks the socket until the next `setImmediate`: the calls of this turn leave together ({@link CORKED_BYTES}). */
   private corkForTurn(): void {
     const stream = this.corkable();
     if (!stream) return;
